@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmai - per-VM P2P and PMU control for virtualized AI hosts.
+ *
+ * This file only wires the module together; each concern lives in its
+ * own file (netlink.c: the generic netlink handlers).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+
+#include "kvmai.h"
+#include "kvmai_nl.h"
+
+static int __init kvmai_init(void)
+{
+	int ret;
+
+	ret = genl_register_family(&kvmai_nl_family);
+	if (ret) {
+		pr_err("cannot register generic netlink family: %d\n", ret);
+		return ret;
+	}
+	pr_info("version %s loaded\n", KVMAI_VERSION);
+	return 0;
+}
+
+static void __exit kvmai_exit(void)
+{
+	genl_unregister_family(&kvmai_nl_family);
+}
+
+module_init(kvmai_init);
+module_exit(kvmai_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Per-VM P2P and PMU control for virtualized AI hosts");
+MODULE_VERSION(KVMAI_VERSION);
+MODULE_ALIAS_GENL_FAMILY(KVMAI_FAMILY_NAME);

@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Install everything kvm-ai needs to build and test on Debian 12, from
+# Debian's archive only.  Idempotent: a second run only re-checks.
+#
+# What goes where:
+#   - build/test packages: apt, from bookworm;
+#   - QEMU 10: apt, from bookworm-backports, only the named packages;
+#   - Linux 6.12 image + headers: *unpacked* into $CACHE/linux-6.12 (we
+#     boot that kernel in QEMU and build kvmai.ko against its headers;
+#     nothing is installed into /boot);
+#   - linux-source-7.x: downloaded from trixie-backports with a private apt
+#     configuration (the system never sees trixie) and unpacked into
+#     $CACHE/linux-source-7 (patch base, checkpatch, kselftest harness).
+set -euo pipefail
+
+CACHE=${KVMAI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmai}
+MIRROR=${KVMAI_MIRROR:-}
+
+log() { printf 'deps: %s\n' "$*"; }
+die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install)"
+. /etc/os-release
+[ "${VERSION_CODENAME:-}" = bookworm ] || die "Debian 12 (bookworm) required, found ${PRETTY_NAME:-unknown}"
+
+export DEBIAN_FRONTEND=noninteractive
+
+# The system's own mirror, so backports come from the same place.
+if [ -z "$MIRROR" ]; then
+	MIRROR=$(grep -hoE '^(URIs:|deb) +[a-z]+://[^ ]+debian/?' \
+		/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+		grep -v security | awk 'NR == 1 {print $2}' || true)
+	MIRROR=${MIRROR:-http://deb.debian.org/debian}
+fi
+MIRROR=${MIRROR%/}
+
+BPO=/etc/apt/sources.list.d/kvmai-bookworm-backports.sources
+if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	log "adding bookworm-backports ($MIRROR)"
+	cat >"$BPO" <<EOS
+Types: deb
+URIs: $MIRROR
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOS
+	rm -f "$CACHE/.apt-updated"
+fi
+
+mkdir -p "$CACHE"
+# One update per day is enough; CI machines are fresh and always update.
+if [ -z "$(find "$CACHE/.apt-updated" -mmin -1440 2>/dev/null)" ]; then
+	log "apt-get update"
+	apt-get update -qq
+	touch "$CACHE/.apt-updated"
+fi
+
+PKGS=(
+	# toolchain and kbuild
+	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio
+	xz-utils zstd perl python3 python3-yaml python3-jsonschema git
+	# kvmaictl
+	cmake pkg-config libnl-3-dev libnl-genl-3-dev
+	libboost-program-options-dev libgtest-dev libgmock-dev
+	nlohmann-json3-dev clang-format clang-tidy
+	# emulated host
+	busybox-static pciutils
+)
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing ${missing[*]}"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# QEMU 10 from backports; only these packages, so nothing else moves.
+QEMU_PKGS=(qemu-system-x86 qemu-system-common qemu-system-data seabios)
+qver=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null || true)
+case "$qver" in
+*bpo12*) ;;
+*)
+	log "installing QEMU from bookworm-backports"
+	apt-get install -y -qq --no-install-recommends \
+		"${QEMU_PKGS[@]/%//bookworm-backports}" >/dev/null
+	;;
+esac
+
+# Linux 6.12: newest version for which image, headers and kbuild all exist.
+K612=$CACHE/linux-6.12
+if [ ! -f "$K612/.complete" ]; then
+	ver=$(apt-cache search --names-only '^linux-headers-6\.12\.[0-9]+\+deb12-amd64$' |
+		awk '{print $1}' | sed 's/^linux-headers-//; s/-amd64$//' | sort -V | tail -n1)
+	[ -n "$ver" ] || die "no linux-headers-6.12.*+deb12-amd64 in the archive"
+	log "unpacking Linux $ver into $K612"
+	rm -rf "$K612" "$CACHE/debs-6.12"
+	mkdir -p "$K612" "$CACHE/debs-6.12"
+	(cd "$CACHE/debs-6.12" && apt-get -o APT::Sandbox::User=root download -qq \
+		"linux-image-$ver-amd64-unsigned" "linux-headers-$ver-amd64" \
+		"linux-headers-$ver-common" "linux-kbuild-$ver")
+	for d in "$CACHE"/debs-6.12/*.deb; do dpkg-deb -x "$d" "$K612"; done
+	kver="$ver-amd64"
+	# The headers' Makefile includes the common tree by absolute path;
+	# point it into the cache so kbuild works without installing.
+	sed -i "s|^include /usr/src/|include $K612/usr/src/|" \
+		"$K612/usr/src/linux-headers-$kver/Makefile"
+	depmod -b "$K612" "$kver"
+	echo "$kver" >"$K612/.kver"
+	rm -rf "$CACHE/debs-6.12"
+	touch "$K612/.complete"
+fi
+
+# linux-source-7.x from trixie-backports, through a private apt state.
+K7=$CACHE/linux-source-7
+if [ ! -f "$K7/.complete" ]; then
+	A=$CACHE/apt-trixie
+	mkdir -p "$A/lists/partial" "$A/archives/partial"
+	cat >"$A/sources.list" <<EOS
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR trixie-backports main
+EOS
+	: >"$A/status"
+	APT=(-o "Dir::Etc::SourceList=$A/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$A/lists" -o "Dir::State::Status=$A/status"
+		-o "Dir::Cache=$A" -o APT::Architecture=amd64)
+	log "looking up linux-source-7.x in trixie-backports"
+	apt-get "${APT[@]}" update -qq
+	pkg=$(apt-cache "${APT[@]}" search --names-only '^linux-source-7\.[0-9]+$' |
+		awk '{print $1}' | sort -V | tail -n1)
+	[ -n "$pkg" ] || die "no linux-source-7.x in trixie-backports"
+	log "downloading $pkg"
+	rm -rf "$K7" "$A/deb" && mkdir -p "$A/deb"
+	(cd "$A/deb" && apt-get "${APT[@]}" -o APT::Sandbox::User=root download -qq "$pkg")
+	dpkg-deb -x "$A"/deb/*.deb "$A/deb/x"
+	tarball=$(ls "$A"/deb/x/usr/src/linux-source-*.tar.*)
+	mkdir -p "$K7"
+	tar -xf "$tarball" -C "$K7" --strip-components=1
+	dpkg-deb -f "$A"/deb/*.deb Version >"$K7/.debversion"
+	make -s -C "$K7" kernelversion >"$K7/.kver"
+	rm -rf "$A/deb"
+	touch "$K7/.complete"
+fi
+
+log "ok: qemu $(dpkg-query -W -f='${Version}' qemu-system-x86)," \
+	"linux $(cat "$K612/.kver"), source $(cat "$K7/.kver")"
