@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# kvm-ai: per-VM P2P and PMU control for virtualized AI hosts.
+#
+#   make deps     install build/test dependencies (root, Debian 12)
+#   make          build kmod/kvmai.ko, tools/ (kvmaictl) and the selftests
+#   make demo     boot the emulated AI host and show kvmaictl at work
+#   make check    every test: unit, spec, selftests in the emulated host
+#   make install  kvmaictl, its man page and completion (PREFIX=/usr/local)
+#   make regen    regenerate netlink code from Documentation/netlink/specs
+
+PYTHON ?= /usr/bin/python3
+KVMAI_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kvmai
+export KVMAI_CACHE
+KSRC ?= $(KVMAI_CACHE)/linux-source-7
+BUILD := $(CURDIR)/build
+PREFIX ?= /usr/local
+CMAKE_BUILD_TYPE ?= RelWithDebInfo
+
+all: kmod tools selftests
+
+deps:
+	tools/devenv/deps.sh
+
+kmod:
+	$(MAKE) -C kmod
+
+tools:
+	cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake --build $(BUILD)/tools -j2
+
+selftests:
+	$(MAKE) -C selftests O=$(BUILD)/selftests KSRC=$(KSRC)
+
+# What the emulated host gets under /kvmai.
+vm-payload: all
+	rm -rf $(BUILD)/vm-payload
+	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests
+	cp kmod/kvmai.ko $(BUILD)/vm-payload/
+	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/vm-payload/bin/
+	cp $(BUILD)/selftests/* $(BUILD)/vm-payload/selftests/
+
+demo: vm-payload
+	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo
+
+check: vm-payload
+	$(PYTHON) selftests/check.py --ksrc $(KSRC) $(if $(V),-v)
+
+regen:
+	tools/devenv/ynl-regen.sh $(KSRC)
+
+install: tools
+	cmake --install $(BUILD)/tools
+
+clean:
+	$(MAKE) -C kmod clean
+	rm -rf $(BUILD)
+
+.PHONY: all deps kmod tools selftests vm-payload demo check regen install clean

@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Run every kvm-ai test and print one closing line that counts them.
+
+Stages (each timed):
+  unit     the C++ unit tests (GoogleTest through CTest; one count per TEST)
+  spec     the generated netlink code still matches the YAML spec
+  vm       the kselftests inside the emulated AI host (one count per case)
+
+The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
+anything failed.  A stage that cannot run at all counts as one failure, named.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent
+
+
+class Tally:
+    def __init__(self):
+        self.passed, self.failed, self.skipped = 0, 0, 0
+        self.failures = []
+
+    def add(self, stage, name, result, why=""):
+        if result == "pass":
+            self.passed += 1
+        elif result == "skip":
+            self.skipped += 1
+        else:
+            self.failed += 1
+            self.failures.append(f"{stage}: {name}" + (f": {why}" if why else ""))
+
+    def summary(self):
+        return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
+
+
+def stage_unit(tally, args):
+    build = TOP / "build/tools"
+    junit = build / "junit.xml"
+    junit.unlink(missing_ok=True)
+    if not (build / "CTestTestfile.cmake").exists():
+        tally.add("unit", "ctest", "fail", f"no CTest tree at {build} (run 'make')")
+        return
+    subprocess.run(["ctest", "--test-dir", str(build), "--output-junit", str(junit),
+                    "--output-on-failure", "-j2"], stdout=None if args.verbose else
+                   subprocess.DEVNULL)
+    if not junit.exists():
+        tally.add("unit", "ctest", "fail", "ctest wrote no JUnit report")
+        return
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = case.get("name")
+        status = case.get("status", "run")
+        if case.find("failure") is not None or case.find("error") is not None or \
+                status == "fail":
+            tally.add("unit", name, "fail")
+        elif case.find("skipped") is not None or status in ("notrun", "disabled"):
+            tally.add("unit", name, "skip")
+        else:
+            tally.add("unit", name, "pass")
+
+
+def stage_spec(tally, args):
+    res = subprocess.run([str(TOP / "tools/devenv/ynl-regen.sh"), args.ksrc, "--check"],
+                         capture_output=True, text=True)
+    tally.add("spec", "generated netlink code matches Documentation/netlink/specs/kvmai.yaml",
+              "pass" if res.returncode == 0 else "fail",
+              (res.stderr.strip().splitlines() or [""])[-1])
+    if res.returncode and args.verbose:
+        print(res.stdout + res.stderr)
+
+
+KTAP_RE = re.compile(r"^(not ok|ok) \d+ (\S+)(.*)$")
+
+
+def parse_selftests(tally, stage, text):
+    """Count kselftest cases from the framed KTAP the guest printed."""
+    current, seen, exited = None, set(), {}
+    for line in text.splitlines():
+        if line.startswith("# kvmai-selftest: "):
+            current = line.split(": ", 1)[1].strip()
+            seen.add(current)
+            continue
+        if line.startswith("# kvmai-selftest-exit: "):
+            name, rc = line.split(": ", 1)[1].split()
+            exited[name] = int(rc)
+            current = None
+            continue
+        m = KTAP_RE.match(line)
+        if m and current:
+            verdict, case, rest = m.groups()
+            name = f"{current}: {case}"
+            if "# SKIP" in rest:
+                tally.add(stage, name, "skip")
+            elif verdict == "ok" or "# XFAIL" in rest:
+                tally.add(stage, name, "pass")
+            else:
+                tally.add(stage, name, "fail")
+    for name in sorted(seen):
+        if name not in exited:
+            tally.add(stage, name, "fail", "did not finish (crash or hang: see console log)")
+    return seen
+
+
+def stage_vm(tally, args, stage="vm", kernel_dir=None):
+    cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(TOP / "build/vm-payload"),
+           "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
+    if kernel_dir:
+        cmd += ["--kernel-dir", kernel_dir]
+    if args.selftests:
+        cmd += ["--append", f"kvmai.selftests={args.selftests}"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    out = []
+    for line in proc.stdout:
+        out.append(line)
+        if args.verbose:
+            print(line, end="")
+    rc = proc.wait()
+    seen = parse_selftests(tally, stage, "".join(out))
+    if not seen:
+        tally.add(stage, "emulated host", "fail", f"no selftest ran (vmhost exit {rc})")
+    elif rc not in (0, 1):
+        tally.add(stage, "emulated host", "fail", f"vmhost exit {rc}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
+    ap.add_argument("--stages", default="unit,spec,vm")
+    ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    stages = {"unit": stage_unit, "spec": stage_spec, "vm": stage_vm}
+    tally = Tally()
+    t_all = time.monotonic()
+    for name in args.stages.split(","):
+        if name not in stages:
+            print(f"check: unknown stage '{name}'", file=sys.stderr)
+            return 2
+        before = (tally.passed, tally.failed, tally.skipped)
+        t0 = time.monotonic()
+        print(f"check: {name} ...", flush=True)
+        stages[name](tally, args)
+        p, f, s = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
+        print(f"check: {name}: {p} passed, {f} failed, {s} skipped "
+              f"in {time.monotonic() - t0:.1f}s", flush=True)
+    for f in tally.failures:
+        print(f"FAIL {f}")
+    print(f"check: all stages in {time.monotonic() - t_all:.1f}s")
+    print(tally.summary())
+    return 1 if tally.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

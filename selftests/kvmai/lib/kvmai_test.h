@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers shared by the kvmai selftests: the emulated host's device map,
+ * PCI config space read independently of the module, driver binding, the
+ * module's load state, and the kvmai generic netlink family via libnl.
+ */
+#ifndef KVMAI_TEST_H
+#define KVMAI_TEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Written by the emulated host's init from aihost.toml. */
+#define KVMAI_DEVICES_FILE "/run/kvmai/devices"
+#define KVMAI_MODULE_PATH "/kvmai/kvmai.ko"
+
+struct kvmai_dev {
+	char name[32];
+	char bdf[16];
+	char role[8];
+	char sw[16];
+	int numa;
+	bool ats;	/* offers ATS; the kernel should have enabled it */
+	bool sriov;
+	bool acs_port;	/* the port above it is expected to carry ACS */
+	char port[16];	/* BDF of the bridge directly above */
+};
+
+/* Device map; NULL if the name is unknown (or there is no map). */
+const struct kvmai_dev *kvmai_dev(const char *name);
+/* Fills up to @max entries, returns how many (0 without a map). */
+int kvmai_devs(const struct kvmai_dev **out, int max);
+
+/* PCI config space through sysfs; returns bytes read or -errno. */
+int pci_cfg_read(const char *bdf, unsigned int off, void *buf, size_t len);
+int pci_cfg_read16(const char *bdf, unsigned int off, uint16_t *val);
+/* Offset of extended capability @id, 0 if absent, -errno on error. */
+int pci_ext_cap(const char *bdf, uint16_t id);
+/* Name of the bound driver into @buf ("" when unbound). */
+int pci_driver(const char *bdf, char *buf, size_t len);
+/* Rebind to @driver via driver_override ("" restores default matching). */
+int pci_bind(const char *bdf, const char *driver);
+/* IOMMU group number, -errno if none. */
+int pci_iommu_group(const char *bdf);
+/* Run a shell command, capture up to @len bytes of stdout; returns status. */
+int run_capture(const char *cmd, char *buf, size_t len);
+
+bool kvmai_module_loaded(void);
+int kvmai_module_load(void);
+int kvmai_module_unload(void);
+
+struct kvmai_status {
+	char version[64];
+	uint32_t api_version;
+	char kernel[128];
+};
+
+struct nl_sock;
+/* Connected generic netlink socket and the family id, or NULL/-errno. */
+struct nl_sock *kvmai_genl_open(int *family);
+void kvmai_genl_close(struct nl_sock *sk);
+/* Send a bare command; returns 0 or -errno, extack text into @ext. */
+int kvmai_genl_cmd(struct nl_sock *sk, int family, uint8_t cmd,
+		   char *ext, size_t ext_len);
+int kvmai_status_get(struct nl_sock *sk, int family, struct kvmai_status *st);
+
+#endif /* KVMAI_TEST_H */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Device map and PCI access for the selftests.  Everything here reads the
+ * hardware (config space via sysfs) rather than the module, so the tests
+ * can check what the module did independently.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kvmai_test.h"
+
+#define MAX_DEVS 64
+
+static struct kvmai_dev devs[MAX_DEVS];
+static int ndevs = -1;
+
+static void load_map(void)
+{
+	char flags[64];
+	FILE *f;
+
+	if (ndevs >= 0)
+		return;
+	ndevs = 0;
+	f = fopen(KVMAI_DEVICES_FILE, "r");
+	if (!f)
+		return;
+	while (ndevs < MAX_DEVS) {
+		struct kvmai_dev *d = &devs[ndevs];
+
+		if (fscanf(f, "%31s %15s %7s %15s %d %63s %15s", d->name, d->bdf,
+			   d->role, d->sw, &d->numa, flags, d->port) != 7)
+			break;
+		d->ats = strstr(flags, "ats");
+		d->sriov = strstr(flags, "sriov");
+		d->acs_port = strstr(flags, "acsport");
+		ndevs++;
+	}
+	fclose(f);
+}
+
+const struct kvmai_dev *kvmai_dev(const char *name)
+{
+	load_map();
+	for (int i = 0; i < ndevs; i++)
+		if (!strcmp(devs[i].name, name))
+			return &devs[i];
+	return NULL;
+}
+
+int kvmai_devs(const struct kvmai_dev **out, int max)
+{
+	int i;
+
+	load_map();
+	for (i = 0; i < ndevs && i < max; i++)
+		out[i] = &devs[i];
+	return i;
+}
+
+static void dev_path(char *buf, size_t len, const char *bdf, const char *attr)
+{
+	snprintf(buf, len, "/sys/bus/pci/devices/%s/%s", bdf, attr);
+}
+
+int pci_cfg_read(const char *bdf, unsigned int off, void *buf, size_t len)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	dev_path(path, sizeof(path), bdf, "config");
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, buf, len, off);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+int pci_cfg_read16(const char *bdf, unsigned int off, uint16_t *val)
+{
+	int n = pci_cfg_read(bdf, off, val, sizeof(*val));
+
+	return n == sizeof(*val) ? 0 : (n < 0 ? n : -EIO);
+}
+
+int pci_ext_cap(const char *bdf, uint16_t id)
+{
+	unsigned int off = 0x100;
+	int hops = 0;
+	uint32_t hdr;
+
+	while (off && hops++ < 128) {
+		if (pci_cfg_read(bdf, off, &hdr, sizeof(hdr)) != sizeof(hdr))
+			return -EIO;
+		if (!hdr || hdr == 0xffffffff)
+			return 0;
+		if ((hdr & 0xffff) == id)
+			return off;
+		off = (hdr >> 20) & 0xffc;
+	}
+	return 0;
+}
+
+int pci_driver(const char *bdf, char *buf, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	dev_path(path, sizeof(path), bdf, "driver");
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0) {
+		buf[0] = '\0';
+		return errno == ENOENT ? 0 : -errno;
+	}
+	target[n] = '\0';
+	snprintf(buf, len, "%s", strrchr(target, '/') + 1);
+	return 0;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int pci_bind(const char *bdf, const char *driver)
+{
+	char path[PATH_MAX], cur[64];
+	int ret;
+
+	ret = pci_driver(bdf, cur, sizeof(cur));
+	if (ret)
+		return ret;
+	if (cur[0]) {
+		dev_path(path, sizeof(path), bdf, "driver/unbind");
+		ret = write_str(path, bdf);
+		if (ret)
+			return ret;
+	}
+	dev_path(path, sizeof(path), bdf, "driver_override");
+	ret = write_str(path, driver[0] ? driver : "\n");
+	if (ret)
+		return ret;
+	/* A device no driver claims is still a success for "" (unbound). */
+	ret = write_str("/sys/bus/pci/drivers_probe", bdf);
+	return driver[0] ? ret : 0;
+}
+
+int pci_iommu_group(const char *bdf)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	dev_path(path, sizeof(path), bdf, "iommu_group");
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	return atoi(strrchr(target, '/') + 1);
+}
+
+int run_capture(const char *cmd, char *buf, size_t len)
+{
+	size_t used = 0, n;
+	FILE *p = popen(cmd, "r");
+
+	if (!p)
+		return -errno;
+	while (used + 1 < len && (n = fread(buf + used, 1, len - 1 - used, p)) > 0)
+		used += n;
+	buf[used] = '\0';
+	/* Drain what did not fit so the child is not killed by SIGPIPE. */
+	while (fgetc(p) != EOF)
+		;
+	return pclose(p);
+}
+
+bool kvmai_module_loaded(void)
+{
+	return access("/sys/module/kvmai", F_OK) == 0;
+}
+
+int kvmai_module_load(void)
+{
+	if (kvmai_module_loaded())
+		return 0;
+	return system("insmod " KVMAI_MODULE_PATH) == 0 ? 0 : -EIO;
+}
+
+int kvmai_module_unload(void)
+{
+	if (!kvmai_module_loaded())
+		return 0;
+	return system("rmmod kvmai") == 0 ? 0 : -EIO;
+}

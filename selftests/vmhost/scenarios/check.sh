@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Run every selftest binary in /kvmai/selftests.  Each test's KTAP output is
+# framed so the host can count cases per binary and notice a crash:
+#   # kvmai-selftest: NAME
+#   ...KTAP...
+#   # kvmai-selftest-exit: NAME RC
+# Exits non-zero if any binary did.  SELFTESTS= on the kernel command line
+# (kvmai.selftests=a,b) narrows the set.
+
+only=
+for arg in $(cat /proc/cmdline); do
+	case $arg in kvmai.selftests=*) only=$(echo "${arg#kvmai.selftests=}" | tr , ' ') ;; esac
+done
+
+rc=0
+for t in /kvmai/selftests/*; do
+	name=${t##*/}
+	if [ -n "$only" ] && ! echo " $only " | grep -q " $name "; then
+		continue
+	fi
+	echo "# kvmai-selftest: $name"
+	"$t"
+	r=$?
+	echo "# kvmai-selftest-exit: $name $r"
+	# 4 is KSFT_SKIP: a binary whose every case skipped.
+	[ $r -eq 0 ] || [ $r -eq 4 ] || rc=1
+done
+exit $rc

@@ -1,0 +1,375 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Boot the emulated AI host (QEMU/TCG) and run one scenario in it.
+
+The host is described once, in aihost.toml.  This program turns that into a
+QEMU command line, an initramfs (a cached base: busybox, kernel modules,
+pciutils; plus a per-run payload: kvmai.ko, kvmaictl, selftests, scenario
+scripts, each with the shared libraries it needs) and a device map the guest
+resolves into /run/kvmai/devices.
+
+The guest writes the scenario's output to its second serial port; we stream it
+to stdout as it arrives and exit with the scenario's exit code.  Kernel
+messages go to the first serial port and are kept in a log, shown when the
+guest fails to report.  A hard timeout ends QEMU whatever the guest does.
+"""
+
+import argparse
+import gzip
+import hashlib
+import lzma
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TOP = HERE.parent.parent
+CACHE = Path(os.environ.get("KVMAI_CACHE") or
+             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kvmai")
+# Bump when the layout of the base initramfs changes.
+BASE_FORMAT = 3
+EXIT_MARK = "KVMAI-EXIT "
+
+
+def die(msg):
+    print(f"vmhost: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+class Topology:
+    """aihost.toml, checked, with the PCI locations of every device."""
+
+    def __init__(self, path):
+        with open(path, "rb") as f:
+            cfg = tomllib.load(f)
+        self.machine = cfg["machine"]
+        self.switches = {s["name"]: s for s in cfg.get("switch", [])}
+        self.devices = cfg.get("device", [])
+        names = set()
+        for d in self.devices:
+            if d["name"] in names or d["name"] in self.switches:
+                die(f"{path}: name '{d['name']}' used twice")
+            names.add(d["name"])
+            if d.get("switch") not in self.switches:
+                die(f"{path}: device '{d['name']}': unknown switch '{d.get('switch')}'")
+            if d.get("role") not in ("gpu", "nic", "other"):
+                die(f"{path}: device '{d['name']}': role must be gpu, nic or other")
+
+    def qemu_args(self):
+        """Machine, NUMA, IOMMU, switches and endpoints as QEMU arguments.
+
+        Also returns the device map for the guest: one line per device,
+        'name role switch numa flags locator', where locator is the path of
+        devfns from the expander's root bus down to the device, e.g.
+        0000:10:02.0/00.0 (root port 10:02.0, then function 00.0 below it).
+        """
+        m = self.machine
+        nodes = m["numa_nodes"]
+        cpus = m["cpus"]
+        mem = m["memory_mib"]
+        args = ["-machine", "q35,kernel-irqchip=split", "-accel", "tcg,thread=multi",
+                "-cpu", "max", "-smp", str(cpus), "-m", f"{mem}M",
+                "-nodefaults", "-display", "none", "-no-reboot"]
+        for n in range(nodes):
+            node_cpus = [c for c in range(cpus) if c % nodes == n]
+            args += ["-object", f"memory-backend-ram,id=mem{n},size={mem // nodes}M",
+                     "-numa", f"node,nodeid={n},memdev=mem{n}" +
+                     "".join(f",cpus={c}" for c in node_cpus)]
+        # The IOMMU must exist before the devices it translates for.
+        args += ["-device", m["iommu"]]
+
+        chassis = 0
+        devmap = []
+        port_of = {}      # switch name -> list of (port id, locator prefix)
+        for slot, sw in enumerate(self.switches.values()):
+            pxb = f"{sw['name']}-pxb"
+            args += ["-device", f"pxb-pcie,id={pxb},bus_nr={sw['bus_nr']},"
+                     f"numa_node={sw['numa_node']},bus=pcie.0,addr={0x10 + slot:#x}"]
+            members = [d for d in self.devices if d["switch"] == sw["name"]]
+            ports = []
+            if sw["kind"] == "expander":
+                for i, _ in enumerate(members):
+                    chassis += 1
+                    pid = f"{sw['name']}p{i}"
+                    args += ["-device", f"pcie-root-port,id={pid},bus={pxb},addr={i:#x},"
+                             f"chassis={chassis},slot={chassis}"]
+                    ports.append((pid, f"0000:{sw['bus_nr']:02x}:{i:02x}.0"))
+            elif sw["kind"] == "x3130":
+                chassis += 1
+                rp, up = f"{sw['name']}-rp", f"{sw['name']}-up"
+                args += ["-device", f"pcie-root-port,id={rp},bus={pxb},addr=0x0,"
+                         f"chassis={chassis},slot={chassis}",
+                         "-device", f"x3130-upstream,id={up},bus={rp},addr=0x0"]
+                for i, _ in enumerate(members):
+                    chassis += 1
+                    pid = f"{sw['name']}p{i}"
+                    args += ["-device", f"xio3130-downstream,id={pid},bus={up},"
+                             f"addr={i:#x},chassis={chassis},slot={chassis}"]
+                    ports.append((pid, f"0000:{sw['bus_nr']:02x}:00.0/00.0/{i:02x}.0"))
+            else:
+                die(f"switch '{sw['name']}': unknown kind '{sw['kind']}'")
+            port_of[sw["name"]] = ports
+
+        for d in self.devices:
+            pid, loc = port_of[d["switch"]].pop(0)
+            args += d.get("backend", [])
+            args += ["-device", f"{d['qemu']},id={d['name']},bus={pid},addr=0x0"]
+            flags = [f for f in ("ats", "sriov") if d.get(f)]
+            if self.switches[d["switch"]]["kind"] == "expander":
+                flags.append("acsport")     # its port is an ACS root port
+            flags = flags or ["-"]
+            numa = self.switches[d["switch"]]["numa_node"]
+            devmap.append(f"{d['name']} {d['role']} {d['switch']} {numa} "
+                          f"{','.join(flags)} {loc}/00.0")
+        return args, devmap
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def elf_deps(paths):
+    """Shared libraries (and the loader) that ELF programs need, via ldd."""
+    libs = set()
+    for p in paths:
+        out = subprocess.run(["ldd", str(p)], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if "=>" in parts and len(parts) >= 3 and parts[2].startswith("/"):
+                libs.add(parts[2])
+            elif parts and parts[0].startswith("/"):
+                libs.add(parts[0])
+    return sorted(libs)
+
+
+def is_elf(p):
+    with open(p, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def copy_into(root, src, dst=None):
+    dst = root / (dst or str(src).lstrip("/"))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dst, follow_symlinks=True)
+    return dst
+
+
+def cpio_gz(stage, out):
+    """newc cpio of a staged tree, gzip -1 (boot speed matters more than size)."""
+    files = subprocess.run(["find", ".", "-mindepth", "1"], cwd=stage, check=True,
+                           capture_output=True).stdout
+    data = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"], cwd=stage,
+                          input=files, check=True, capture_output=True).stdout
+    with gzip.open(out, "wb", compresslevel=1) as f:
+        f.write(data)
+
+
+class Kernel:
+    """A kernel to boot: vmlinuz plus its modules tree, as unpacked by make deps
+    (DIR/boot/vmlinuz-VER, DIR/lib/modules/VER) or installed by make kernel."""
+
+    def __init__(self, kdir):
+        self.dir = Path(kdir)
+        images = sorted(self.dir.glob("boot/vmlinuz-*"))
+        if not images:
+            die(f"no boot/vmlinuz-* under {self.dir} (run 'make deps')")
+        self.image = images[-1]
+        self.version = self.image.name[len("vmlinuz-"):]
+        self.modules = self.dir / "lib/modules" / self.version
+
+    def module_chain(self, name):
+        """Module files to insmod, dependencies first, for one module name."""
+        res = subprocess.run(["modprobe", "-d", str(self.dir), "-S", self.version,
+                              "--show-depends", name], capture_output=True, text=True)
+        if res.returncode:
+            die(f"kernel {self.version}: module '{name}': {res.stderr.strip()}")
+        return [Path(l.split()[1]) for l in res.stdout.splitlines()
+                if l.startswith("insmod ")]
+
+
+def build_base(kernel, modules):
+    """The part of the initramfs that changes rarely; cached by content."""
+    busybox = Path("/bin/busybox")
+    tools = [Path(shutil.which(t) or die(f"{t} not found (run 'make deps')"))
+             for t in ("lspci", "setpci")]
+    key = hashlib.sha256(repr((BASE_FORMAT, str(kernel.image), kernel.image.stat().st_mtime,
+                               modules, busybox.stat().st_mtime,
+                               [t.stat().st_mtime for t in tools])).encode()).hexdigest()[:16]
+    out = CACHE / "vm" / f"base-{kernel.version}-{key}.cpio.gz"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run",
+                  "tmp", "etc/kvmai", "lib/modules/boot", "root"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        copy_into(root, busybox, "bin/busybox")
+        applets = subprocess.run([busybox, "--list-full"], capture_output=True,
+                                 text=True, check=True).stdout.split()
+        for a in applets:
+            link = root / a
+            if not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to("/bin/busybox")
+        for t in tools:
+            copy_into(root, t, f"usr/bin/{t.name}")
+        for lib in elf_deps(tools):
+            copy_into(root, lib)
+        ids = Path("/usr/share/misc/pci.ids")
+        if ids.exists():
+            copy_into(root, ids)
+        # Modules, decompressed (busybox insmod reads plain .ko), in load order.
+        order = []
+        for name in modules:
+            for ko in kernel.module_chain(name):
+                plain = ko.name.removesuffix(".xz").removesuffix(".zst")
+                if plain in order:
+                    continue
+                dst = root / "lib/modules/boot" / plain
+                if ko.suffix == ".xz":
+                    dst.write_bytes(lzma.decompress(ko.read_bytes()))
+                else:
+                    shutil.copy2(ko, dst)
+                order.append(plain)
+        (root / "etc/kvmai/modules").write_text("".join(f"{m}\n" for m in order))
+        # lspci -k looks drivers up in the module indexes.
+        for idx in kernel.modules.glob("modules.*"):
+            copy_into(root, idx, f"lib/modules/{kernel.version}/{idx.name}")
+        tmp_out = out.with_suffix(".tmp")
+        cpio_gz(root, tmp_out)
+        tmp_out.rename(out)
+    return out
+
+
+def build_payload(payload_dir, devmap, out):
+    """Per-run part: /init, the project's files and the libraries they need."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        copy_into(root, HERE / "guest/init", "init")
+        (root / "etc/kvmai").mkdir(parents=True)
+        (root / "etc/kvmai/topology").write_text("".join(f"{l}\n" for l in devmap))
+        shutil.copytree(HERE / "guest", root / "kvmai/vmhost")
+        shutil.copytree(HERE / "scenarios", root / "kvmai/scenarios")
+        elves = []
+        if payload_dir:
+            for src in Path(payload_dir).rglob("*"):
+                if src.is_file():
+                    dst = copy_into(root, src, "kvmai/" + str(src.relative_to(payload_dir)))
+                    if os.access(src, os.X_OK) and is_elf(src):
+                        elves.append(src)
+                        dst.chmod(0o755)
+        for lib in elf_deps(elves):
+            copy_into(root, lib)
+        cpio_gz(root, out)
+
+
+def boot(args):
+    topo = Topology(args.topology)
+    kernel = Kernel(args.kernel_dir)
+    qargs, devmap = topo.qemu_args()
+
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    console, results = work / "console.log", work / "results.log"
+    for f in (console, results):
+        f.unlink(missing_ok=True)
+
+    t0 = time.monotonic()
+    base = build_base(kernel, topo.machine.get("modules", []))
+    payload = work / "payload.cpio.gz"
+    build_payload(args.payload, devmap, payload)
+    initrd = work / "initrd.img"
+    with open(initrd, "wb") as f:
+        for part in (base, payload):
+            f.write(part.read_bytes())
+    t_initrd = time.monotonic() - t0
+
+    append = f"{topo.machine['cmdline']} kvmai.scenario={args.scenario}"
+    if args.append:
+        append += " " + args.append
+    cmd = ["qemu-system-x86_64", *qargs, "-kernel", str(kernel.image), "-initrd", str(initrd),
+           "-append", append, "-serial", f"file:{console}", "-serial", f"file:{results}"]
+    (work / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    if args.verbose:
+        print(f"vmhost: kernel {kernel.version}, initramfs {initrd.stat().st_size >> 20} MiB "
+              f"in {t_initrd:.1f}s", file=sys.stderr)
+        print("vmhost: " + shlex.join(cmd), file=sys.stderr)
+
+    timeout = args.timeout or topo.machine["timeout_s"]
+    t0 = time.monotonic()
+    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    rc, shown, timed_out = None, 0, False
+    while True:
+        done = qemu.poll() is not None
+        if results.exists():
+            text = results.read_bytes().decode(errors="replace").replace("\r", "")
+            complete = text[:text.rfind("\n") + 1]
+            for line in complete[shown:].splitlines():
+                if line.startswith(EXIT_MARK):
+                    rc = int(line[len(EXIT_MARK):])
+                else:
+                    print(line, flush=True)
+            shown = len(complete)
+        if done:
+            break
+        if time.monotonic() - t0 > timeout:
+            timed_out = True
+            qemu.kill()
+            qemu.wait()
+            break
+        time.sleep(0.2)
+    elapsed = time.monotonic() - t0
+    qemu_out = qemu.stdout.read().decode(errors="replace").strip()
+
+    if args.verbose or rc is None or rc:
+        print(f"vmhost: guest ran {elapsed:.1f}s (console log: {console})", file=sys.stderr)
+    if rc is None:
+        why = (f"timed out after {timeout}s" if timed_out else
+               f"QEMU exited ({qemu.returncode}) before the scenario reported")
+        print(f"vmhost: error: scenario '{args.scenario}' {why}", file=sys.stderr)
+        if qemu_out:
+            print(f"vmhost: qemu said: {qemu_out}", file=sys.stderr)
+        if console.exists():
+            tail = console.read_bytes().decode(errors="replace").splitlines()[-30:]
+            print("vmhost: last console lines:\n  " + "\n  ".join(tail), file=sys.stderr)
+        return 1
+    return rc
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--topology", default=HERE / "aihost.toml")
+    ap.add_argument("--kernel-dir", default=CACHE / "linux-6.12",
+                    help="tree with boot/vmlinuz-VER and lib/modules/VER")
+    ap.add_argument("--payload", help="directory copied to /kvmai in the guest")
+    ap.add_argument("--workdir", default=TOP / "build/vm")
+    ap.add_argument("--scenario", default="shell",
+                    help="script in scenarios/ the guest runs (kvmai.scenario=)")
+    ap.add_argument("--append", help="extra kernel command line")
+    ap.add_argument("--timeout", type=int, help="seconds (default: from the topology)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--print-qemu-args", action="store_true",
+                    help="print the machine's QEMU arguments and the device map, then exit")
+    args = ap.parse_args()
+
+    if args.print_qemu_args:
+        qargs, devmap = Topology(args.topology).qemu_args()
+        print(shlex.join(qargs))
+        print("\n".join(devmap))
+        return 0
+    if not (HERE / "scenarios" / f"{args.scenario}.sh").exists():
+        die(f"no scenario '{args.scenario}' in {HERE / 'scenarios'}")
+    return boot(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
