@@ -1,0 +1,96 @@
+// The command line: `kvmaictl [OPTIONS] OBJECT {COMMAND | help}`.
+//
+// Each object lives in its own file and registers itself with a
+// file-scope ObjectRegistrar, so adding an object is one new source file
+// (plus its line in CMakeLists.txt); nothing else names it.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "genl.h"
+#include "print.h"
+
+namespace kvmaictl {
+
+// Wrong words or options: exit 2, usage on stderr.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The operation was refused or failed: exit 1.
+class OpError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum ExitCode { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
+
+struct GlobalOptions {
+  bool json = false;
+  bool pretty = false;
+  bool verbose = false;
+};
+
+// Opens a generic netlink transport to `family`; only called by commands
+// that talk to the module, so `help` never opens a socket.
+using TransportFactory = std::function<std::unique_ptr<GenlTransport>(std::string_view family)>;
+
+// What a command handler gets.
+struct Context {
+  Printer& out;
+  std::ostream& err;
+  GlobalOptions opts;
+  TransportFactory connect;
+};
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  std::string_view name;
+  std::string_view usage;  // what follows "kvmaictl OBJECT COMMAND", may be empty
+  std::string_view summary;
+  std::function<void(const Args&, Context&)> run;
+};
+
+struct Object {
+  std::string_view name;
+  std::string_view summary;
+  std::vector<Command> commands;
+  std::string_view default_command;  // run when no command word is given
+};
+
+class ObjectRegistrar {
+ public:
+  explicit ObjectRegistrar(Object object);
+};
+
+// Every registered object, sorted by name.
+const std::vector<Object>& objects();
+
+// Picks `word` among `candidates`: an exact match, else a unique prefix.
+// Returns the index, or throws UsageError naming `what` with a "did you
+// mean" suggestion or the ambiguous matches.
+std::size_t match_word(std::string_view word, const std::vector<std::string_view>& candidates,
+                       std::string_view what);
+
+// Nearest candidate by edit distance, if close enough to be a likely typo.
+std::string_view suggest(std::string_view word, const std::vector<std::string_view>& candidates);
+
+// Parses a command's own arguments with Boost.Program_options; boost's
+// complaints become UsageError.
+boost::program_options::variables_map parse_args(
+    const Args& args, const boost::program_options::options_description& options,
+    const boost::program_options::positional_options_description& positional = {});
+
+// The whole tool minus process setup; returns the exit code.
+int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportFactory& connect);
+
+}  // namespace kvmaictl

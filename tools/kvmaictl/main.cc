@@ -1,0 +1,10 @@
+// kvmaictl: operator CLI for kvm-ai.
+#include <iostream>
+
+#include "cli.h"
+#include "genl_libnl.h"
+
+int main(int argc, char** argv) {
+  const kvmaictl::Args args(argv + 1, argv + argc);
+  return kvmaictl::run(args, std::cout, std::cerr, kvmaictl::connect_libnl);
+}

@@ -1,0 +1,39 @@
+// `kvmaictl version`: the tool's version, then the module's (status-get).
+#include <linux/kvmai.h>
+
+#include "cli.h"
+
+namespace kvmaictl {
+namespace {
+
+void show(const Args& args, Context& ctx) {
+  parse_args(args, {});
+  Printer& out = ctx.out;
+  out.open_object("kvmaictl");
+  out.print_string("version", KVMAICTL_VERSION, {"kvmaictl "});
+  out.close_object();
+  out.newline();
+
+  const auto transport = ctx.connect(KVMAI_FAMILY_NAME);
+  const auto reply = transport->request(KVMAI_CMD_STATUS_GET, {});
+  const AttrSet& a = reply.attrs;
+  out.open_object("module");
+  out.print_opt_string("version", a.str(KVMAI_A_STATUS_VERSION), {"kvmai module "}, "unknown");
+  const auto api = a.u32(KVMAI_A_STATUS_API_VERSION);
+  out.print_opt_int("api_version", api ? std::optional<std::int64_t>(*api) : std::nullopt,
+                    {" (api "}, "unknown");
+  out.text(")");
+  out.print_opt_string("kernel", a.str(KVMAI_A_STATUS_KERNEL), {" on kernel "}, "unknown");
+  out.close_object();
+  out.newline();
+}
+
+const ObjectRegistrar kRegistrar({
+    .name = "version",
+    .summary = "tool and kvmai module versions",
+    .commands = {{.name = "show", .usage = "", .summary = "print both versions", .run = show}},
+    .default_command = "show",
+});
+
+}  // namespace
+}  // namespace kvmaictl

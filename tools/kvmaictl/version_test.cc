@@ -1,0 +1,84 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <linux/kvmai.h>
+
+#include <nlohmann/json.hpp>
+
+#include "genl_fake.h"
+#include "test_util.h"
+
+namespace kvmaictl {
+namespace {
+
+using testing::FakeTransport;
+using testing::run_cli;
+
+TransportFactory fake_module(const std::shared_ptr<FakeTransport::Log>& log) {
+  return [log](std::string_view family) -> std::unique_ptr<GenlTransport> {
+    EXPECT_EQ(family, "kvmai");
+    auto t = std::make_unique<FakeTransport>(log);
+    GenlMessage m;
+    m.cmd = KVMAI_CMD_STATUS_GET;
+    m.attrs.put_string(KVMAI_A_STATUS_VERSION, "0.1.0")
+        .put_u32(KVMAI_A_STATUS_API_VERSION, 1)
+        .put_string(KVMAI_A_STATUS_KERNEL, "6.12.9-amd64");
+    t->replies[KVMAI_CMD_STATUS_GET] = {m};
+    return t;
+  };
+}
+
+TransportFactory no_module() {
+  return [](std::string_view family) -> std::unique_ptr<GenlTransport> {
+    throw GenlError::family_not_found(family);
+  };
+}
+
+TEST(Version, TextShowsToolThenModule) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli({"version"}, fake_module(log));
+  EXPECT_EQ(r.rc, kExitOk);
+  EXPECT_EQ(r.out,
+            "kvmaictl " KVMAICTL_VERSION "\nkvmai module 0.1.0 (api 1) on kernel 6.12.9-amd64\n");
+  EXPECT_EQ(log->commands, std::vector<std::uint8_t>{KVMAI_CMD_STATUS_GET});
+}
+
+TEST(Version, JsonSchema) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli({"-j", "version"}, fake_module(log));
+  ASSERT_EQ(r.rc, kExitOk);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"kvmaictl":{"version":")" KVMAICTL_VERSION R"("},
+      "module":{"version":"0.1.0","api_version":1,"kernel":"6.12.9-amd64"}})"));
+}
+
+TEST(Version, WithoutModuleStillPrintsToolVersion) {
+  const auto r = run_cli({"version"}, no_module());
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_EQ(r.out, "kvmaictl " KVMAICTL_VERSION "\n");
+  EXPECT_EQ(r.err,
+            "Error: version show: kvmai module not loaded (generic netlink family \"kvmai\" not "
+            "found)\n");
+}
+
+TEST(Version, WithoutModuleJsonIsStillValid) {
+  const auto r = run_cli({"-j", "version"}, no_module());
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["kvmaictl"]["version"], KVMAICTL_VERSION);
+}
+
+TEST(Version, KernelExtackReachesStderr) {
+  const auto r = run_cli({"version"}, [](std::string_view) -> std::unique_ptr<GenlTransport> {
+    auto t = std::make_unique<FakeTransport>(std::make_shared<FakeTransport::Log>());
+    t->error = GenlError::kernel(EPERM, "status needs CAP_NET_ADMIN");
+    return t;
+  });
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_EQ(r.err, "Error: version show: status needs CAP_NET_ADMIN (Operation not permitted)\n");
+}
+
+TEST(Version, ExtraArgumentIsUsageError) {
+  EXPECT_EQ(run_cli({"version", "show", "extra"}).rc, kExitUsage);
+}
+
+}  // namespace
+}  // namespace kvmaictl
