@@ -1,10 +1,119 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * kvmai - internal interfaces shared by the module's files.
+ *
+ * Locking: kvmai_lock (group.c) protects every group, member and port.
+ * Lock order: device_lock (held by the driver core around the bus notifier)
+ * -> kvmai_lock -> pci_bus_sem (topology walks).  Nothing under kvmai_lock
+ * may take a device lock.
  */
 #ifndef _KVMAI_H
 #define _KVMAI_H
 
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netlink.h>
+#include <linux/pci.h>
+#include <net/net_namespace.h>
+
+#include "compat.h"
+#include "plan.h"
+
 #define KVMAI_NAME "kvmai"
+#define KVMAI_PCI_NAME_LEN 16
+
+/* Protects every group, member and port (group.c). */
+extern struct mutex kvmai_lock;
+
+struct kvmai_member {
+	struct list_head node;
+	struct pci_dev *pdev;		/* reference held */
+};
+
+/* A port some enabled group programmed; shared by reference count. */
+struct kvmai_port {
+	struct list_head node;		/* in kvmai_ports */
+	struct pci_dev *pdev;		/* reference held */
+	u16 acs_pos;
+	u16 cap;
+	u16 saved;			/* ACS control before kvmai, restored at 0 users */
+	u16 target;
+	unsigned int users;
+};
+
+struct kvmai_pair {
+	char a[KVMAI_PCI_NAME_LEN];
+	char b[KVMAI_PCI_NAME_LEN];
+	char via[KVMAI_PCI_NAME_LEN];
+	u8 type;			/* enum kvmai_path_type */
+};
+
+struct kvmai_group {
+	u32 id;
+	char name[KVMAI_NAME_LEN];
+	char vm[KVMAI_VM_LEN];
+	enum kvmai_mode mode;
+	bool enabled;
+	u32 owner_portid;		/* nonzero: deleted when that socket closes */
+	possible_net_t owner_net;
+	struct list_head members;
+	unsigned int nmembers;
+	/* While enabled: the ports this group holds a use of. */
+	unsigned int nports;
+	struct kvmai_port *ports[KVMAI_PLAN_MAX_PORTS];
+	/* How members reach each other, as last planned. */
+	unsigned int npairs;
+	struct kvmai_pair pairs[KVMAI_PLAN_MAX_PAIRS];
+};
+
+/* group.c: everything below requires kvmai_lock. */
+struct kvmai_group *kvmai_group_find(const char *name);
+struct kvmai_group *kvmai_group_next(unsigned long *index);
+struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
+				    enum kvmai_mode mode, struct netlink_ext_ack *extack);
+void kvmai_group_del(struct kvmai_group *grp);
+int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+			struct netlink_ext_ack *extack);
+int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+			struct netlink_ext_ack *extack);
+int kvmai_group_enable(struct kvmai_group *grp, struct netlink_ext_ack *extack);
+void kvmai_group_disable(struct kvmai_group *grp);
+struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev *pdev);
+bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev);
+void kvmai_groups_release_owner(struct net *net, u32 portid);
+void kvmai_groups_device_unbind(struct pci_dev *pdev);
+void kvmai_groups_device_removed(struct pci_dev *pdev);
+void kvmai_groups_destroy(void);
+
+/* acs.c: the ports registry and every ACS config write. */
+struct kvmai_port *kvmai_port_find(struct pci_dev *pdev);
+struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *group,
+				  struct netlink_ext_ack *extack);
+void kvmai_port_put(struct kvmai_port *port, const char *group);
+u16 kvmai_port_read(struct pci_dev *pdev);
+int kvmai_port_check(struct pci_dev *pdev, u16 want, struct netlink_ext_ack *extack);
+
+/* topo.c: live PCI topology as planner input. */
+struct kvmai_topo {
+	int n;
+	struct kvmai_node *nodes;
+	struct pci_dev **pdevs;		/* NULL for host bridges */
+	struct pci_bus **buses;		/* the root bus of host bridge nodes */
+};
+
+int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo);
+void kvmai_topo_free(struct kvmai_topo *topo);
+const char *kvmai_topo_name(const struct kvmai_topo *topo, int i, char *buf, size_t len);
+
+/* netlink.c */
+void kvmai_notify(struct kvmai_group *grp, u8 cmd);
+
+/* notify.c */
+int kvmai_notifiers_register(void);
+void kvmai_notifiers_unregister(void);
+
+/* debugfs.c */
+void kvmai_debugfs_init(void);
+void kvmai_debugfs_exit(void);
 
 #endif /* _KVMAI_H */

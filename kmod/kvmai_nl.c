@@ -11,6 +11,43 @@
 
 #include <uapi/linux/kvmai.h>
 
+/* KVMAI_CMD_GROUP_NEW - do */
+static const struct nla_policy kvmai_group_new_nl_policy[KVMAI_A_GROUP_BIND_SOCKET + 1] = {
+	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
+	[KVMAI_A_GROUP_VM] = { .type = NLA_NUL_STRING, .len = 63, },
+	[KVMAI_A_GROUP_MODE] = NLA_POLICY_RANGE(NLA_U32, 1, 2),
+	[KVMAI_A_GROUP_BIND_SOCKET] = { .type = NLA_FLAG, },
+};
+
+/* KVMAI_CMD_GROUP_DEL - do */
+static const struct nla_policy kvmai_group_del_nl_policy[KVMAI_A_GROUP_NAME + 1] = {
+	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
+};
+
+/* KVMAI_CMD_GROUP_GET - do */
+static const struct nla_policy kvmai_group_get_nl_policy[KVMAI_A_GROUP_NAME + 1] = {
+	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
+};
+
+/* KVMAI_CMD_GROUP_SET - do */
+static const struct nla_policy kvmai_group_set_nl_policy[KVMAI_A_GROUP_STATE + 1] = {
+	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
+	[KVMAI_A_GROUP_MODE] = NLA_POLICY_RANGE(NLA_U32, 1, 2),
+	[KVMAI_A_GROUP_STATE] = NLA_POLICY_RANGE(NLA_U32, 1, 2),
+};
+
+/* KVMAI_CMD_DEV_ADD - do */
+static const struct nla_policy kvmai_dev_add_nl_policy[KVMAI_A_GROUP_PCI_ADDR + 1] = {
+	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
+	[KVMAI_A_GROUP_PCI_ADDR] = { .type = NLA_NUL_STRING, .len = 15, },
+};
+
+/* KVMAI_CMD_DEV_DEL - do */
+static const struct nla_policy kvmai_dev_del_nl_policy[KVMAI_A_GROUP_PCI_ADDR + 1] = {
+	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
+	[KVMAI_A_GROUP_PCI_ADDR] = { .type = NLA_NUL_STRING, .len = 15, },
+};
+
 /* Ops table for kvmai */
 static const struct genl_split_ops kvmai_nl_ops[] = {
 	{
@@ -18,6 +55,57 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 		.doit	= kvmai_nl_status_get_doit,
 		.flags	= GENL_CMD_CAP_DO,
 	},
+	{
+		.cmd		= KVMAI_CMD_GROUP_NEW,
+		.doit		= kvmai_nl_group_new_doit,
+		.policy		= kvmai_group_new_nl_policy,
+		.maxattr	= KVMAI_A_GROUP_BIND_SOCKET,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= KVMAI_CMD_GROUP_DEL,
+		.doit		= kvmai_nl_group_del_doit,
+		.policy		= kvmai_group_del_nl_policy,
+		.maxattr	= KVMAI_A_GROUP_NAME,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= KVMAI_CMD_GROUP_GET,
+		.doit		= kvmai_nl_group_get_doit,
+		.policy		= kvmai_group_get_nl_policy,
+		.maxattr	= KVMAI_A_GROUP_NAME,
+		.flags		= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= KVMAI_CMD_GROUP_GET,
+		.dumpit	= kvmai_nl_group_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= KVMAI_CMD_GROUP_SET,
+		.doit		= kvmai_nl_group_set_doit,
+		.policy		= kvmai_group_set_nl_policy,
+		.maxattr	= KVMAI_A_GROUP_STATE,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= KVMAI_CMD_DEV_ADD,
+		.doit		= kvmai_nl_dev_add_doit,
+		.policy		= kvmai_dev_add_nl_policy,
+		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= KVMAI_CMD_DEV_DEL,
+		.doit		= kvmai_nl_dev_del_doit,
+		.policy		= kvmai_dev_del_nl_policy,
+		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+};
+
+static const struct genl_multicast_group kvmai_nl_mcgrps[] = {
+	[KVMAI_NLGRP_MONITOR] = { "monitor", },
 };
 
 struct genl_family kvmai_nl_family __ro_after_init = {
@@ -28,4 +116,6 @@ struct genl_family kvmai_nl_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.split_ops	= kvmai_nl_ops,
 	.n_split_ops	= ARRAY_SIZE(kvmai_nl_ops),
+	.mcgrps		= kvmai_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(kvmai_nl_mcgrps),
 };

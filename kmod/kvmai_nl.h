@@ -13,6 +13,17 @@
 #include <uapi/linux/kvmai.h>
 
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_group_del_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info);
+
+enum {
+	KVMAI_NLGRP_MONITOR,
+};
 
 extern struct genl_family kvmai_nl_family;
 

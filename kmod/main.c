@@ -2,8 +2,10 @@
 /*
  * kvmai - per-VM P2P and PMU control for virtualized AI hosts.
  *
- * This file only wires the module together; each concern lives in its
- * own file (netlink.c: the generic netlink handlers).
+ * This file only wires the module together; each concern lives in its own
+ * file: netlink.c (requests), group.c (P2P groups), plan.c (which ports,
+ * which bits), acs.c (ports and ACS writes), topo.c (the live PCI tree),
+ * notify.c (unbind, removal, owner exit), debugfs.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,17 +18,28 @@ static int __init kvmai_init(void)
 {
 	int ret;
 
+	ret = kvmai_notifiers_register();
+	if (ret) {
+		pr_err("cannot register notifiers: %d\n", ret);
+		return ret;
+	}
 	ret = genl_register_family(&kvmai_nl_family);
 	if (ret) {
 		pr_err("cannot register generic netlink family: %d\n", ret);
+		kvmai_notifiers_unregister();
 		return ret;
 	}
+	kvmai_debugfs_init();
 	pr_info("version %s loaded\n", KVMAI_VERSION);
 	return 0;
 }
 
 static void __exit kvmai_exit(void)
 {
+	kvmai_debugfs_exit();
+	kvmai_notifiers_unregister();
+	/* Restores every port; monitors still hear about each group. */
+	kvmai_groups_destroy();
 	genl_unregister_family(&kvmai_nl_family);
 }
 

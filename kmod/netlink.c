@@ -4,13 +4,16 @@
  *
  * The family, its policies and its op table are generated from
  * Documentation/netlink/specs/kvmai.yaml into kvmai_nl.c; this file holds
- * only what the generator cannot write: the handlers.
+ * only what the generator cannot write: the handlers and message filling.
  */
 #include <linux/utsname.h>
 #include <net/genetlink.h>
 
 #include "kvmai.h"
 #include "kvmai_nl.h"
+
+/* Room for a full group: 16 members with 6 BARs each, ports and pairs. */
+#define KVMAI_GROUP_MSG_SIZE (32 * 1024)
 
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
@@ -38,4 +41,350 @@ err_cancel:
 err_free:
 	nlmsg_free(msg);
 	return -EMSGSIZE;
+}
+
+static int kvmai_fill_member(struct sk_buff *msg, struct pci_dev *pdev)
+{
+	struct nlattr *nest, *bar;
+	int i;
+
+	nest = nla_nest_start(msg, KVMAI_A_GROUP_MEMBER);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_string(msg, KVMAI_A_MEMBER_PCI_ADDR, pci_name(pdev)) ||
+	    nla_put_string(msg, KVMAI_A_MEMBER_DRIVER,
+			   pdev->dev.driver ? pdev->dev.driver->name : "") ||
+#ifdef CONFIG_PCI_ATS
+	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, pdev->ats_enabled))
+#else
+	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, 0))
+#endif
+		goto err;
+	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
+		if (!(pci_resource_flags(pdev, i) & IORESOURCE_MEM) || !pci_resource_len(pdev, i))
+			continue;
+		bar = nla_nest_start(msg, KVMAI_A_MEMBER_BAR);
+		if (!bar ||
+		    nla_put_u32(msg, KVMAI_A_BAR_INDEX, i) ||
+		    nla_put_u64_64bit(msg, KVMAI_A_BAR_ADDR, pci_resource_start(pdev, i),
+				      KVMAI_A_BAR_PAD) ||
+		    nla_put_u64_64bit(msg, KVMAI_A_BAR_SIZE, pci_resource_len(pdev, i),
+				      KVMAI_A_BAR_PAD))
+			goto err;
+		nla_nest_end(msg, bar);
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+err:
+	nla_nest_cancel(msg, nest);
+	return -EMSGSIZE;
+}
+
+static int kvmai_fill_port(struct sk_buff *msg, struct kvmai_port *port)
+{
+	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_GROUP_PORT);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_string(msg, KVMAI_A_PORT_PCI_ADDR, pci_name(port->pdev)) ||
+	    nla_put_u32(msg, KVMAI_A_PORT_ACS_CAP, port->cap) ||
+	    nla_put_u32(msg, KVMAI_A_PORT_ACS_SAVED, port->saved) ||
+	    nla_put_u32(msg, KVMAI_A_PORT_ACS_TARGET, port->target) ||
+	    nla_put_u32(msg, KVMAI_A_PORT_ACS_CURRENT, kvmai_port_read(port->pdev)) ||
+	    nla_put_u32(msg, KVMAI_A_PORT_USERS, port->users)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int kvmai_fill_pair(struct sk_buff *msg, const struct kvmai_pair *pair)
+{
+	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_GROUP_PAIR);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_string(msg, KVMAI_A_PAIR_A, pair->a) ||
+	    nla_put_string(msg, KVMAI_A_PAIR_B, pair->b) ||
+	    nla_put_u32(msg, KVMAI_A_PAIR_TYPE, pair->type) ||
+	    nla_put_string(msg, KVMAI_A_PAIR_VIA, pair->via)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int kvmai_fill_group(struct sk_buff *msg, struct kvmai_group *grp)
+{
+	struct kvmai_member *m;
+	unsigned int i;
+
+	if (nla_put_string(msg, KVMAI_A_GROUP_NAME, grp->name) ||
+	    nla_put_u32(msg, KVMAI_A_GROUP_ID, grp->id) ||
+	    nla_put_string(msg, KVMAI_A_GROUP_VM, grp->vm) ||
+	    nla_put_u32(msg, KVMAI_A_GROUP_MODE, grp->mode) ||
+	    nla_put_u32(msg, KVMAI_A_GROUP_STATE, grp->enabled ? KVMAI_STATE_ENABLED :
+							      KVMAI_STATE_DISABLED) ||
+	    (grp->owner_portid && nla_put_flag(msg, KVMAI_A_GROUP_BIND_SOCKET)))
+		return -EMSGSIZE;
+	list_for_each_entry(m, &grp->members, node)
+		if (kvmai_fill_member(msg, m->pdev))
+			return -EMSGSIZE;
+	for (i = 0; i < grp->nports; i++)
+		if (kvmai_fill_port(msg, grp->ports[i]))
+			return -EMSGSIZE;
+	for (i = 0; i < grp->npairs; i++)
+		if (kvmai_fill_pair(msg, &grp->pairs[i]))
+			return -EMSGSIZE;
+	return 0;
+}
+
+static struct sk_buff *kvmai_group_msg(struct kvmai_group *grp, u32 portid, u32 seq,
+				       u8 cmd)
+{
+	struct sk_buff *msg = genlmsg_new(KVMAI_GROUP_MSG_SIZE, GFP_KERNEL);
+	void *hdr;
+
+	if (!msg)
+		return NULL;
+	hdr = genlmsg_put(msg, portid, seq, &kvmai_nl_family, 0, cmd);
+	if (!hdr || kvmai_fill_group(msg, grp)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	genlmsg_end(msg, hdr);
+	return msg;
+}
+
+void kvmai_notify(struct kvmai_group *grp, u8 cmd)
+{
+	struct sk_buff *msg;
+
+	lockdep_assert_held(&kvmai_lock);
+	if (!genl_has_listeners(&kvmai_nl_family, &init_net, KVMAI_NLGRP_MONITOR))
+		return;
+	msg = kvmai_group_msg(grp, 0, 0, cmd);
+	if (msg)
+		genlmsg_multicast(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR, GFP_KERNEL);
+}
+
+static int kvmai_reply_group(struct kvmai_group *grp, struct genl_info *info)
+{
+	struct sk_buff *msg = kvmai_group_msg(grp, info->snd_portid, info->snd_seq,
+					      info->genlhdr->cmd);
+
+	return msg ? genlmsg_reply(msg, info) : -ENOMEM;
+}
+
+/* The group named by the request, or an error with extack set. */
+static struct kvmai_group *kvmai_group_lookup(struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[KVMAI_A_GROUP_NAME];
+	struct kvmai_group *grp;
+
+	if (GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_NAME))
+		return ERR_PTR(-EINVAL);
+	grp = kvmai_group_find(nla_data(attr));
+	if (!grp) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "no group %s",
+					(char *)nla_data(attr));
+		return ERR_PTR(-ENOENT);
+	}
+	return grp;
+}
+
+/* The device named by KVMAI_A_GROUP_PCI_ADDR, referenced, or an error. */
+static struct pci_dev *kvmai_pci_lookup(struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[KVMAI_A_GROUP_PCI_ADDR];
+	unsigned int dom = 0, bus, slot, fn;
+	struct pci_dev *pdev;
+	const char *s;
+	char extra;
+
+	if (GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_PCI_ADDR))
+		return ERR_PTR(-EINVAL);
+	s = nla_data(attr);
+	/* DDDD:BB:DD.F, or BB:DD.F in domain 0 */
+	if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &slot, &fn, &extra) != 4) {
+		dom = 0;
+		if (sscanf(s, "%x:%x.%x%c", &bus, &slot, &fn, &extra) != 3)
+			bus = 0x100;
+	}
+	if (bus == 0x100) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
+					"bad PCI address %s (want DDDD:BB:DD.F)", s);
+		return ERR_PTR(-EINVAL);
+	}
+	if (dom > 0xffff || bus > 0xff || slot > 0x1f || fn > 7) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "PCI address %s out of range", s);
+		return ERR_PTR(-EINVAL);
+	}
+	pdev = pci_get_domain_bus_and_slot(dom, bus, PCI_DEVFN(slot, fn));
+	if (!pdev) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "no PCI device %s", s);
+		return ERR_PTR(-ENOENT);
+	}
+	return pdev;
+}
+
+int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	enum kvmai_mode mode = KVMAI_MODE_TRANSLATED;
+	struct kvmai_group *grp;
+	const char *name;
+
+	if (GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_VM))
+		return -EINVAL;
+	name = nla_data(info->attrs[KVMAI_A_GROUP_NAME]);
+	if (!*name) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KVMAI_A_GROUP_NAME],
+				    "group name is empty");
+		return -EINVAL;
+	}
+	if (info->attrs[KVMAI_A_GROUP_MODE])
+		mode = nla_get_u32(info->attrs[KVMAI_A_GROUP_MODE]);
+
+	guard(mutex)(&kvmai_lock);
+	grp = kvmai_group_new(name, nla_data(info->attrs[KVMAI_A_GROUP_VM]), mode,
+			      info->extack);
+	if (IS_ERR(grp))
+		return PTR_ERR(grp);
+	if (info->attrs[KVMAI_A_GROUP_BIND_SOCKET]) {
+		grp->owner_portid = info->snd_portid;
+		write_pnet(&grp->owner_net, genl_info_net(info));
+	}
+	kvmai_notify(grp, KVMAI_CMD_GROUP_CREATE_NTF);
+	return kvmai_reply_group(grp, info);
+}
+
+int kvmai_nl_group_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kvmai_group *grp;
+
+	guard(mutex)(&kvmai_lock);
+	grp = kvmai_group_lookup(info);
+	if (IS_ERR(grp))
+		return PTR_ERR(grp);
+	kvmai_group_disable(grp);
+	kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+	kvmai_group_del(grp);
+	return 0;
+}
+
+int kvmai_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kvmai_group *grp;
+
+	guard(mutex)(&kvmai_lock);
+	grp = kvmai_group_lookup(info);
+	if (IS_ERR(grp))
+		return PTR_ERR(grp);
+	return kvmai_reply_group(grp, info);
+}
+
+int kvmai_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long index = cb->args[0];
+	struct kvmai_group *grp;
+	void *hdr;
+
+	guard(mutex)(&kvmai_lock);
+	for (; (grp = kvmai_group_next(&index)); index++) {
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &kvmai_nl_family, NLM_F_MULTI, KVMAI_CMD_GROUP_GET);
+		if (!hdr)
+			break;
+		if (kvmai_fill_group(skb, grp)) {
+			genlmsg_cancel(skb, hdr);
+			/* Not even one group fits an empty message: give up. */
+			if (!skb->len)
+				return -EMSGSIZE;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = index + 1;
+	}
+	return skb->len;
+}
+
+int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *mode = info->attrs[KVMAI_A_GROUP_MODE];
+	struct nlattr *state = info->attrs[KVMAI_A_GROUP_STATE];
+	struct kvmai_group *grp;
+	bool was_enabled;
+	int ret = 0;
+
+	guard(mutex)(&kvmai_lock);
+	grp = kvmai_group_lookup(info);
+	if (IS_ERR(grp))
+		return PTR_ERR(grp);
+	if (!mode && !state) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set: give mode or state");
+		return -EINVAL;
+	}
+	was_enabled = grp->enabled;
+	if (mode && nla_get_u32(mode) != grp->mode) {
+		if (grp->enabled) {
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, mode,
+						"group %s is enabled: disable it to change its mode",
+						grp->name);
+			return -EBUSY;
+		}
+		grp->mode = nla_get_u32(mode);
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
+	if (state) {
+		if (nla_get_u32(state) == KVMAI_STATE_ENABLED)
+			ret = kvmai_group_enable(grp, info->extack);
+		else
+			kvmai_group_disable(grp);
+		if (grp->enabled != was_enabled)
+			kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
+	return ret;
+}
+
+int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kvmai_group *grp;
+	struct pci_dev *pdev;
+	int ret;
+
+	guard(mutex)(&kvmai_lock);
+	grp = kvmai_group_lookup(info);
+	if (IS_ERR(grp))
+		return PTR_ERR(grp);
+	pdev = kvmai_pci_lookup(info);
+	if (IS_ERR(pdev))
+		return PTR_ERR(pdev);
+	ret = kvmai_group_add_dev(grp, pdev, info->extack);
+	pci_dev_put(pdev);
+	if (!ret)
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	return ret;
+}
+
+int kvmai_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kvmai_group *grp;
+	struct pci_dev *pdev;
+	int ret;
+
+	guard(mutex)(&kvmai_lock);
+	grp = kvmai_group_lookup(info);
+	if (IS_ERR(grp))
+		return PTR_ERR(grp);
+	pdev = kvmai_pci_lookup(info);
+	if (IS_ERR(pdev))
+		return PTR_ERR(pdev);
+	ret = kvmai_group_del_dev(grp, pdev, info->extack);
+	pci_dev_put(pdev);
+	if (!ret)
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	return ret;
 }

@@ -11,6 +11,47 @@
 #define KVMAI_FAMILY_VERSION	1
 
 #define KVMAI_API_VERSION	1
+#define KVMAI_NAME_LEN		32
+#define KVMAI_VM_LEN		64
+
+/**
+ * enum kvmai_mode - How members of a group reach each other.
+ * @KVMAI_MODE_TRANSLATED: ATS-translated requests are routed directly by the
+ *   switch (ACS direct translated P2P set on the ports between members);
+ *   requests with untranslated addresses still go through the IOMMU.
+ * @KVMAI_MODE_DIRECT: ACS P2P request/completion redirect and egress control
+ *   are cleared on the ports between members, so untranslated requests route
+ *   by address in the switch. Needs guest BARs at GPA == HPA and every
+ *   endpoint below those ports in the group.
+ */
+enum kvmai_mode {
+	KVMAI_MODE_TRANSLATED = 1,
+	KVMAI_MODE_DIRECT,
+};
+
+enum kvmai_state {
+	KVMAI_STATE_DISABLED = 1,
+	KVMAI_STATE_ENABLED,
+};
+
+/**
+ * enum kvmai_path_type - Where the traffic between two members turns around.
+ * @KVMAI_PATH_TYPE_SWITCH: In a PCIe switch below the root complex.
+ * @KVMAI_PATH_TYPE_HOST_BRIDGE: Between root ports of one host bridge: the
+ *   root complex routes it; whether it does so peer to peer depends on the
+ *   platform.
+ * @KVMAI_PATH_TYPE_DEVICE: Between functions of one device, below a single
+ *   port.
+ * @KVMAI_PATH_TYPE_NONE: No common host bridge: traffic goes through the CPU
+ *   interconnect and the IOMMU whatever ACS says; nothing is programmed for
+ *   it.
+ */
+enum kvmai_path_type {
+	KVMAI_PATH_TYPE_SWITCH = 1,
+	KVMAI_PATH_TYPE_HOST_BRIDGE,
+	KVMAI_PATH_TYPE_DEVICE,
+	KVMAI_PATH_TYPE_NONE,
+};
 
 enum {
 	KVMAI_A_STATUS_VERSION = 1,
@@ -22,10 +63,79 @@ enum {
 };
 
 enum {
+	KVMAI_A_GROUP_NAME = 1,
+	KVMAI_A_GROUP_ID,
+	KVMAI_A_GROUP_VM,
+	KVMAI_A_GROUP_MODE,
+	KVMAI_A_GROUP_STATE,
+	KVMAI_A_GROUP_BIND_SOCKET,
+	KVMAI_A_GROUP_MEMBER,
+	KVMAI_A_GROUP_PORT,
+	KVMAI_A_GROUP_PAIR,
+	KVMAI_A_GROUP_PCI_ADDR,
+
+	__KVMAI_A_GROUP_MAX,
+	KVMAI_A_GROUP_MAX = (__KVMAI_A_GROUP_MAX - 1)
+};
+
+enum {
+	KVMAI_A_MEMBER_PCI_ADDR = 1,
+	KVMAI_A_MEMBER_DRIVER,
+	KVMAI_A_MEMBER_ATS,
+	KVMAI_A_MEMBER_BAR,
+
+	__KVMAI_A_MEMBER_MAX,
+	KVMAI_A_MEMBER_MAX = (__KVMAI_A_MEMBER_MAX - 1)
+};
+
+enum {
+	KVMAI_A_BAR_INDEX = 1,
+	KVMAI_A_BAR_ADDR,
+	KVMAI_A_BAR_SIZE,
+	KVMAI_A_BAR_PAD,
+
+	__KVMAI_A_BAR_MAX,
+	KVMAI_A_BAR_MAX = (__KVMAI_A_BAR_MAX - 1)
+};
+
+enum {
+	KVMAI_A_PORT_PCI_ADDR = 1,
+	KVMAI_A_PORT_ACS_CAP,
+	KVMAI_A_PORT_ACS_SAVED,
+	KVMAI_A_PORT_ACS_TARGET,
+	KVMAI_A_PORT_ACS_CURRENT,
+	KVMAI_A_PORT_USERS,
+
+	__KVMAI_A_PORT_MAX,
+	KVMAI_A_PORT_MAX = (__KVMAI_A_PORT_MAX - 1)
+};
+
+enum {
+	KVMAI_A_PAIR_A = 1,
+	KVMAI_A_PAIR_B,
+	KVMAI_A_PAIR_TYPE,
+	KVMAI_A_PAIR_VIA,
+
+	__KVMAI_A_PAIR_MAX,
+	KVMAI_A_PAIR_MAX = (__KVMAI_A_PAIR_MAX - 1)
+};
+
+enum {
 	KVMAI_CMD_STATUS_GET = 1,
+	KVMAI_CMD_GROUP_NEW,
+	KVMAI_CMD_GROUP_DEL,
+	KVMAI_CMD_GROUP_GET,
+	KVMAI_CMD_GROUP_SET,
+	KVMAI_CMD_DEV_ADD,
+	KVMAI_CMD_DEV_DEL,
+	KVMAI_CMD_GROUP_CREATE_NTF,
+	KVMAI_CMD_GROUP_DELETE_NTF,
+	KVMAI_CMD_GROUP_CHANGE_NTF,
 
 	__KVMAI_CMD_MAX,
 	KVMAI_CMD_MAX = (__KVMAI_CMD_MAX - 1)
 };
+
+#define KVMAI_MCGRP_MONITOR	"monitor"
 
 #endif /* _UAPI_LINUX_KVMAI_H */

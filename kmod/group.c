@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmai - P2P groups: members, enabling (plan, check, program) and every
+ * way a group ends.  Each function here runs under kvmai_lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/xarray.h>
+
+#include "kvmai.h"
+
+/* Protects every group, member and port; lock order in kvmai.h. */
+DEFINE_MUTEX(kvmai_lock);
+static DEFINE_XARRAY_ALLOC1(kvmai_groups);
+/* Set at module unload: no group may be created after the final sweep. */
+static bool kvmai_closing;
+
+/* Bigger groups than a host has GPUs and NICs make no sense. */
+#define KVMAI_GROUP_MAX_MEMBERS 16
+
+struct kvmai_group *kvmai_group_find(const char *name)
+{
+	struct kvmai_group *grp;
+	unsigned long id;
+
+	lockdep_assert_held(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp)
+		if (!strcmp(grp->name, name))
+			return grp;
+	return NULL;
+}
+
+struct kvmai_group *kvmai_group_next(unsigned long *index)
+{
+	lockdep_assert_held(&kvmai_lock);
+	return xa_find(&kvmai_groups, index, ULONG_MAX, XA_PRESENT);
+}
+
+struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev *pdev)
+{
+	struct kvmai_member *m;
+
+	list_for_each_entry(m, &grp->members, node)
+		if (m->pdev == pdev)
+			return m;
+	return NULL;
+}
+
+bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev)
+{
+	for (unsigned int i = 0; i < grp->nports; i++)
+		if (grp->ports[i]->pdev == pdev)
+			return true;
+	return false;
+}
+
+static struct kvmai_group *kvmai_group_of(struct pci_dev *pdev)
+{
+	struct kvmai_group *grp;
+	unsigned long id;
+
+	xa_for_each(&kvmai_groups, id, grp)
+		if (kvmai_group_member(grp, pdev))
+			return grp;
+	return NULL;
+}
+
+/*
+ * vfio-pci or one of its variant drivers (mlx5_vfio_pci, nvgrace-gpu-vfio-pci,
+ * ...), which all name themselves after it.
+ */
+static bool kvmai_bound_to_vfio(struct pci_dev *pdev)
+{
+	const char *drv = pdev->dev.driver ? pdev->dev.driver->name : NULL;
+	size_t len = drv ? strlen(drv) : 0;
+
+	return len >= 8 && (!strcmp(drv + len - 8, "vfio-pci") ||
+			    !strcmp(drv + len - 8, "vfio_pci"));
+}
+
+static bool kvmai_ats_enabled(struct pci_dev *pdev)
+{
+#ifdef CONFIG_PCI_ATS
+	return pdev->ats_enabled;
+#else
+	return false;
+#endif
+}
+
+struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
+				    enum kvmai_mode mode, struct netlink_ext_ack *extack)
+{
+	struct kvmai_group *grp;
+	int ret;
+
+	lockdep_assert_held(&kvmai_lock);
+	if (kvmai_closing)
+		return ERR_PTR(-ESHUTDOWN);
+	if (kvmai_group_find(name)) {
+		NL_SET_ERR_MSG_FMT(extack, "group %s already exists", name);
+		return ERR_PTR(-EEXIST);
+	}
+	grp = kzalloc_obj(*grp);
+	if (!grp)
+		return ERR_PTR(-ENOMEM);
+	strscpy(grp->name, name);
+	strscpy(grp->vm, vm);
+	grp->mode = mode;
+	INIT_LIST_HEAD(&grp->members);
+	ret = xa_alloc(&kvmai_groups, &grp->id, grp, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		kfree(grp);
+		return ERR_PTR(ret);
+	}
+	return grp;
+}
+
+static void kvmai_member_free(struct kvmai_group *grp, struct kvmai_member *m)
+{
+	list_del(&m->node);
+	grp->nmembers--;
+	pci_dev_put(m->pdev);
+	kfree(m);
+}
+
+void kvmai_group_del(struct kvmai_group *grp)
+{
+	struct kvmai_member *m, *tmp;
+
+	lockdep_assert_held(&kvmai_lock);
+	kvmai_group_disable(grp);
+	list_for_each_entry_safe(m, tmp, &grp->members, node)
+		kvmai_member_free(grp, m);
+	xa_erase(&kvmai_groups, grp->id);
+	kfree(grp);
+}
+
+/* Record how members reach each other, from a plan over @topo. */
+static void kvmai_group_set_pairs(struct kvmai_group *grp, const struct kvmai_topo *topo,
+				  const struct kvmai_plan *plan)
+{
+	grp->npairs = plan->npairs;
+	for (int i = 0; i < plan->npairs; i++) {
+		const struct kvmai_plan_pair *p = &plan->pairs[i];
+		struct kvmai_pair *out = &grp->pairs[i];
+
+		kvmai_topo_name(topo, p->a, out->a, sizeof(out->a));
+		kvmai_topo_name(topo, p->b, out->b, sizeof(out->b));
+		kvmai_topo_name(topo, p->via, out->via, sizeof(out->via));
+		out->type = p->type;
+	}
+}
+
+/* Plan the group over the live topology; extack names what stands in the way. */
+static int kvmai_group_plan(struct kvmai_group *grp, struct kvmai_topo *topo,
+			    struct kvmai_plan *plan, struct netlink_ext_ack *extack)
+{
+	char port[KVMAI_PCI_NAME_LEN], dev[KVMAI_PCI_NAME_LEN];
+	int ret;
+
+	ret = kvmai_topo_build(grp, topo);
+	if (ret) {
+		NL_SET_ERR_MSG_FMT(extack, "group %s: cannot read the PCI topology (%d)",
+				   grp->name, ret);
+		return ret;
+	}
+	if (!kvmai_plan(topo->nodes, topo->n, grp->mode, plan)) {
+		kvmai_group_set_pairs(grp, topo, plan);
+		return 0;
+	}
+
+	kvmai_topo_name(topo, plan->err_port, port, sizeof(port));
+	kvmai_topo_name(topo, plan->err_dev, dev, sizeof(dev));
+	switch (plan->err) {
+	case KVMAI_PLAN_NO_DT:
+		NL_SET_ERR_MSG_FMT(extack,
+				   "port %s has no ACS direct translated P2P: translated mode impossible",
+				   port);
+		ret = -EOPNOTSUPP;
+		break;
+	case KVMAI_PLAN_FOREIGN:
+		NL_SET_ERR_MSG_FMT(extack,
+				   "direct mode would let members reach %s below %s, which is not in group %s",
+				   dev, port, grp->name);
+		ret = -EPERM;
+		break;
+	default:
+		NL_SET_ERR_MSG_FMT(extack, "group %s spans too many ports", grp->name);
+		ret = -E2BIG;
+		break;
+	}
+	kvmai_topo_free(topo);
+	return ret;
+}
+
+/* Recompute the pairs after a membership change; planning errors wait for enable. */
+static void kvmai_group_replan(struct kvmai_group *grp)
+{
+	struct kvmai_topo topo;
+	struct kvmai_plan *plan;
+
+	grp->npairs = 0;
+	plan = kmalloc_obj(*plan);
+	if (!plan)
+		return;
+	if (!kvmai_topo_build(grp, &topo)) {
+		kvmai_plan(topo.nodes, topo.n, grp->mode, plan);
+		kvmai_group_set_pairs(grp, &topo, plan);
+		kvmai_topo_free(&topo);
+	}
+	kfree(plan);
+}
+
+int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+			struct netlink_ext_ack *extack)
+{
+	struct kvmai_group *other;
+	struct kvmai_member *m;
+
+	lockdep_assert_held(&kvmai_lock);
+	if (grp->enabled) {
+		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it to change members",
+				   grp->name);
+		return -EBUSY;
+	}
+	if (pci_is_bridge(pdev)) {
+		NL_SET_ERR_MSG_FMT(extack, "%s is a bridge or port, not an endpoint",
+				   pci_name(pdev));
+		return -EINVAL;
+	}
+	if (!kvmai_bound_to_vfio(pdev)) {
+		NL_SET_ERR_MSG_FMT(extack, "%s is bound to %s, not to vfio-pci", pci_name(pdev),
+				   pdev->dev.driver ? pdev->dev.driver->name : "no driver");
+		return -EINVAL;
+	}
+	other = kvmai_group_of(pdev);
+	if (other == grp) {
+		NL_SET_ERR_MSG_FMT(extack, "%s is already in group %s", pci_name(pdev), grp->name);
+		return -EEXIST;
+	}
+	if (other) {
+		NL_SET_ERR_MSG_FMT(extack, "%s belongs to group %s", pci_name(pdev), other->name);
+		return -EBUSY;
+	}
+	if (grp->nmembers == KVMAI_GROUP_MAX_MEMBERS) {
+		NL_SET_ERR_MSG_FMT(extack, "group %s is full (%d members)", grp->name,
+				   KVMAI_GROUP_MAX_MEMBERS);
+		return -ENOSPC;
+	}
+
+	m = kzalloc_obj(*m);
+	if (!m)
+		return -ENOMEM;
+	m->pdev = pci_dev_get(pdev);
+	list_add_tail(&m->node, &grp->members);
+	grp->nmembers++;
+	kvmai_group_replan(grp);
+	return 0;
+}
+
+int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+			struct netlink_ext_ack *extack)
+{
+	struct kvmai_member *m;
+
+	lockdep_assert_held(&kvmai_lock);
+	if (grp->enabled) {
+		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it to change members",
+				   grp->name);
+		return -EBUSY;
+	}
+	m = kvmai_group_member(grp, pdev);
+	if (!m) {
+		NL_SET_ERR_MSG_FMT(extack, "%s is not in group %s", pci_name(pdev), grp->name);
+		return -ENOENT;
+	}
+	kvmai_member_free(grp, m);
+	kvmai_group_replan(grp);
+	return 0;
+}
+
+/* Warnings that do not stop enabling; extack carries the first one. */
+static void kvmai_group_warn(struct kvmai_group *grp, struct netlink_ext_ack *extack)
+{
+	struct kvmai_member *m;
+
+	for (unsigned int i = 0; i < grp->npairs; i++) {
+		if (grp->pairs[i].type != KVMAI_PATH_TYPE_NONE)
+			continue;
+		NL_SET_ERR_MSG_FMT(extack,
+				   "%s and %s share no host bridge: their traffic crosses the root complex and IOMMU",
+				   grp->pairs[i].a, grp->pairs[i].b);
+		return;
+	}
+	if (grp->mode != KVMAI_MODE_TRANSLATED)
+		return;
+	list_for_each_entry(m, &grp->members, node) {
+		if (kvmai_ats_enabled(m->pdev))
+			continue;
+		NL_SET_ERR_MSG_FMT(extack,
+				   "%s has no ATS enabled: its peer traffic still goes through the IOMMU",
+				   pci_name(m->pdev));
+		return;
+	}
+}
+
+int kvmai_group_enable(struct kvmai_group *grp, struct netlink_ext_ack *extack)
+{
+	struct kvmai_member *m;
+	struct kvmai_topo topo;
+	struct kvmai_plan *plan;
+	int i, ret;
+
+	lockdep_assert_held(&kvmai_lock);
+	if (grp->enabled)
+		return 0;
+	if (grp->nmembers < 2) {
+		NL_SET_ERR_MSG_FMT(extack, "group %s needs at least two members", grp->name);
+		return -EINVAL;
+	}
+	list_for_each_entry(m, &grp->members, node) {
+		if (kvmai_bound_to_vfio(m->pdev))
+			continue;
+		NL_SET_ERR_MSG_FMT(extack, "member %s is no longer bound to vfio-pci",
+				   pci_name(m->pdev));
+		return -EINVAL;
+	}
+
+	plan = kmalloc_obj(*plan);
+	if (!plan)
+		return -ENOMEM;
+	ret = kvmai_group_plan(grp, &topo, plan, extack);
+	if (ret)
+		goto out_plan;
+
+	/* Every check before the first write, so a refusal changes nothing. */
+	for (i = 0; i < plan->nports; i++) {
+		ret = kvmai_port_check(topo.pdevs[plan->ports[i].node], plan->ports[i].want,
+				       extack);
+		if (ret)
+			goto out_topo;
+	}
+	for (i = 0; i < plan->nports; i++) {
+		struct kvmai_port *port;
+
+		port = kvmai_port_get(topo.pdevs[plan->ports[i].node], plan->ports[i].want,
+				      grp->name, extack);
+		if (IS_ERR(port)) {
+			ret = PTR_ERR(port);
+			while (i--)
+				kvmai_port_put(grp->ports[i], grp->name);
+			goto out_topo;
+		}
+		grp->ports[i] = port;
+	}
+	grp->nports = plan->nports;
+	grp->enabled = true;
+	kvmai_group_warn(grp, extack);
+out_topo:
+	kvmai_topo_free(&topo);
+out_plan:
+	kfree(plan);
+	return ret;
+}
+
+void kvmai_group_disable(struct kvmai_group *grp)
+{
+	lockdep_assert_held(&kvmai_lock);
+	if (!grp->enabled)
+		return;
+	/* Reverse order: a port shared along the way is released last. */
+	while (grp->nports)
+		kvmai_port_put(grp->ports[--grp->nports], grp->name);
+	grp->enabled = false;
+}
+
+void kvmai_groups_release_owner(struct net *net, u32 portid)
+{
+	struct kvmai_group *grp;
+	unsigned long id;
+
+	guard(mutex)(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp) {
+		if (grp->owner_portid != portid || !net_eq(read_pnet(&grp->owner_net), net))
+			continue;
+		pr_info("group %s: owner socket closed, deleting\n", grp->name);
+		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+		kvmai_group_del(grp);
+	}
+}
+
+/* A device is leaving its driver: a member leaving vfio-pci ends P2P. */
+void kvmai_groups_device_unbind(struct pci_dev *pdev)
+{
+	struct kvmai_group *grp;
+	unsigned long id;
+
+	guard(mutex)(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp) {
+		if (!grp->enabled || !kvmai_group_member(grp, pdev))
+			continue;
+		pci_info(pdev, "kvmai: left vfio-pci, disabling group %s\n", grp->name);
+		kvmai_group_disable(grp);
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
+}
+
+/* A device is going away: disable what uses it, forget it as a member. */
+void kvmai_groups_device_removed(struct pci_dev *pdev)
+{
+	struct kvmai_group *grp;
+	struct kvmai_member *m;
+	unsigned long id;
+
+	guard(mutex)(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp) {
+		m = kvmai_group_member(grp, pdev);
+		if (!m && !kvmai_group_uses_port(grp, pdev))
+			continue;
+		pci_info(pdev, "kvmai: removed, disabling group %s\n", grp->name);
+		kvmai_group_disable(grp);
+		if (m) {
+			kvmai_member_free(grp, m);
+			kvmai_group_replan(grp);
+		}
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
+}
+
+void kvmai_groups_destroy(void)
+{
+	struct kvmai_group *grp;
+	unsigned long id;
+
+	guard(mutex)(&kvmai_lock);
+	kvmai_closing = true;
+	xa_for_each(&kvmai_groups, id, grp) {
+		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+		kvmai_group_del(grp);
+	}
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmai - the live PCI topology around a group, as input for the planner:
+ * every function below each host bridge that holds a member, so that
+ * direct mode can see every endpoint below the ports it would open.
+ */
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "kvmai.h"
+
+/* Far more than an 8-GPU host has below its host bridges. */
+#define KVMAI_TOPO_MAX 512
+
+static u8 kvmai_node_type(struct pci_dev *pdev)
+{
+	if (pci_is_pcie(pdev)) {
+		switch (pci_pcie_type(pdev)) {
+		case PCI_EXP_TYPE_ROOT_PORT:
+			return KVMAI_NODE_ROOT_PORT;
+		case PCI_EXP_TYPE_UPSTREAM:
+			return KVMAI_NODE_SWITCH_UP;
+		case PCI_EXP_TYPE_DOWNSTREAM:
+			return KVMAI_NODE_SWITCH_DOWN;
+		}
+	}
+	return pdev->subordinate ? KVMAI_NODE_BRIDGE : KVMAI_NODE_ENDPOINT;
+}
+
+static int kvmai_topo_index(const struct kvmai_topo *topo, struct pci_dev *pdev)
+{
+	for (int i = topo->n - 1; i >= 0; i--)
+		if (topo->pdevs[i] == pdev)
+			return i;
+	return -1;
+}
+
+static int kvmai_topo_root_index(const struct kvmai_topo *topo, struct pci_bus *bus)
+{
+	for (int i = 0; i < topo->n; i++)
+		if (!topo->pdevs[i] && topo->buses[i] == bus)
+			return i;
+	return -1;
+}
+
+struct kvmai_walk {
+	struct kvmai_topo *topo;
+	struct kvmai_group *grp;
+	int root;
+};
+
+static int kvmai_topo_add(struct pci_dev *pdev, void *data)
+{
+	struct kvmai_walk *walk = data;
+	struct kvmai_topo *topo = walk->topo;
+	struct kvmai_node *node;
+	struct kvmai_port *port;
+
+	if (topo->n == KVMAI_TOPO_MAX)
+		return -E2BIG;
+	node = &topo->nodes[topo->n];
+	node->type = kvmai_node_type(pdev);
+	node->parent = pci_is_root_bus(pdev->bus) ? walk->root :
+		       kvmai_topo_index(topo, pdev->bus->self);
+	node->member = !!kvmai_group_member(walk->grp, pdev);
+	node->has_acs = pdev->acs_cap && node->type != KVMAI_NODE_ENDPOINT;
+	if (node->has_acs) {
+		pci_read_config_word(pdev, pdev->acs_cap + PCI_ACS_CAP, &node->acs_cap);
+		/* Plan from what the port had before kvmai, if kvmai changed it. */
+		port = kvmai_port_find(pdev);
+		node->acs_ctl = port ? port->saved : kvmai_port_read(pdev);
+	}
+	topo->pdevs[topo->n] = pci_dev_get(pdev);
+	topo->buses[topo->n] = pdev->bus;
+	topo->n++;
+	return 0;
+}
+
+int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo)
+{
+	struct kvmai_member *m;
+	int ret = 0;
+
+	lockdep_assert_held(&kvmai_lock);
+	topo->n = 0;
+	topo->nodes = kcalloc(KVMAI_TOPO_MAX, sizeof(*topo->nodes), GFP_KERNEL);
+	topo->pdevs = kcalloc(KVMAI_TOPO_MAX, sizeof(*topo->pdevs), GFP_KERNEL);
+	topo->buses = kcalloc(KVMAI_TOPO_MAX, sizeof(*topo->buses), GFP_KERNEL);
+	if (!topo->nodes || !topo->pdevs || !topo->buses) {
+		kvmai_topo_free(topo);
+		return -ENOMEM;
+	}
+
+	list_for_each_entry(m, &grp->members, node) {
+		struct pci_bus *root = m->pdev->bus;
+		struct kvmai_walk walk = { .topo = topo, .grp = grp };
+
+		while (!pci_is_root_bus(root))
+			root = root->parent;
+		if (kvmai_topo_root_index(topo, root) >= 0)
+			continue;
+		if (topo->n == KVMAI_TOPO_MAX) {
+			ret = -E2BIG;
+			break;
+		}
+		/* The host bridge itself: a node without config space. */
+		topo->nodes[topo->n] = (struct kvmai_node){ .parent = -1,
+							    .type = KVMAI_NODE_HOST_BRIDGE };
+		topo->buses[topo->n] = root;
+		walk.root = topo->n++;
+		pci_walk_bus(root, kvmai_topo_add, &walk);
+		if (topo->n == KVMAI_TOPO_MAX) {
+			ret = -E2BIG;
+			break;
+		}
+	}
+	if (ret)
+		kvmai_topo_free(topo);
+	return ret;
+}
+
+void kvmai_topo_free(struct kvmai_topo *topo)
+{
+	for (int i = 0; topo->pdevs && i < topo->n; i++)
+		pci_dev_put(topo->pdevs[i]);
+	kfree(topo->nodes);
+	kfree(topo->pdevs);
+	kfree(topo->buses);
+	topo->nodes = NULL;
+	topo->pdevs = NULL;
+	topo->buses = NULL;
+	topo->n = 0;
+}
+
+const char *kvmai_topo_name(const struct kvmai_topo *topo, int i, char *buf, size_t len)
+{
+	if (i < 0 || i >= topo->n)
+		snprintf(buf, len, "none");
+	else if (topo->pdevs[i])
+		snprintf(buf, len, "%s", pci_name(topo->pdevs[i]));
+	else
+		snprintf(buf, len, "pci%04x:%02x", pci_domain_nr(topo->buses[i]),
+			 topo->buses[i]->number);
+	return buf;
+}
