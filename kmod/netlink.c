@@ -178,13 +178,22 @@ static int kvmai_reply_group(struct kvmai_group *grp, struct genl_info *info)
 	return msg ? genlmsg_reply(msg, info) : -ENOMEM;
 }
 
+/* Like GENL_REQ_ATTR_CHECK, with a message naming what is missing. */
+static bool kvmai_missing(struct genl_info *info, int type, const char *what)
+{
+	if (!GENL_REQ_ATTR_CHECK(info, type))
+		return false;
+	NL_SET_ERR_MSG_FMT(info->extack, "missing %s", what);
+	return true;
+}
+
 /* The group named by the request, or an error with extack set. */
 static struct kvmai_group *kvmai_group_lookup(struct genl_info *info)
 {
 	struct nlattr *attr = info->attrs[KVMAI_A_GROUP_NAME];
 	struct kvmai_group *grp;
 
-	if (GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_NAME))
+	if (kvmai_missing(info, KVMAI_A_GROUP_NAME, "group name"))
 		return ERR_PTR(-EINVAL);
 	grp = kvmai_group_find(nla_data(attr));
 	if (!grp) {
@@ -204,7 +213,7 @@ static struct pci_dev *kvmai_pci_lookup(struct genl_info *info)
 	const char *s;
 	char extra;
 
-	if (GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_PCI_ADDR))
+	if (kvmai_missing(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address"))
 		return ERR_PTR(-EINVAL);
 	s = nla_data(attr);
 	/* DDDD:BB:DD.F, or BB:DD.F in domain 0 */
@@ -236,8 +245,8 @@ int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info)
 	struct kvmai_group *grp;
 	const char *name;
 
-	if (GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_NAME) ||
-	    GENL_REQ_ATTR_CHECK(info, KVMAI_A_GROUP_VM))
+	if (kvmai_missing(info, KVMAI_A_GROUP_NAME, "group name") ||
+	    kvmai_missing(info, KVMAI_A_GROUP_VM, "VM identifier"))
 		return -EINVAL;
 	name = nla_data(info->attrs[KVMAI_A_GROUP_NAME]);
 	if (!*name) {

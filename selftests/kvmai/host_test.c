@@ -30,8 +30,9 @@ static int all_devs(struct __test_metadata *_metadata, const struct kvmai_dev **
 
 TEST(devices_present)
 {
-	static const char *const names[] = { "gpu0", "gpu1", "nic0", "foreign0",
-					     "gpu2", "gpu3", "nic1", "nic2" };
+	static const char *const names[] = { "gpu0", "gpu1", "nic0", "nic3", "foreign0",
+					     "gpu2", "gpu3", "nic1", "gpu4", "gpu5", "nic2",
+					     "foreign1" };
 	const struct kvmai_dev *d[MAX];
 	uint16_t vendor;
 
@@ -67,7 +68,7 @@ TEST(switch_ports_have_acs_redirect)
 		checked++;
 	}
 	if (n)
-		EXPECT_GE(checked, 7);
+		EXPECT_GE(checked, 10);
 }
 
 TEST(lspci_decodes_acs_and_ats)
@@ -109,7 +110,7 @@ TEST(ats_enabled_on_ats_endpoints)
 		checked++;
 	}
 	if (n)
-		EXPECT_GE(checked, 6);
+		EXPECT_GE(checked, 9);
 }
 
 TEST(iommu_groups_and_numa)

@@ -87,44 +87,60 @@ class Topology:
         chassis = 0
         devmap = []
         port_of = {}      # switch name -> list of (port id, locator prefix)
-        for slot, sw in enumerate(self.switches.values()):
+        slot = 0
+        for sw in self.switches.values():
+            if sw["kind"] != "expander":
+                continue
             pxb = f"{sw['name']}-pxb"
             args += ["-device", f"pxb-pcie,id={pxb},bus_nr={sw['bus_nr']},"
                      f"numa_node={sw['numa_node']},bus=pcie.0,addr={0x10 + slot:#x}"]
-            members = [d for d in self.devices if d["switch"] == sw["name"]]
+            slot += 1
+            # One ACS root port per endpoint, then one per switch hanging below.
+            below = [d["name"] for d in self.devices if d["switch"] == sw["name"]]
+            below += [c["name"] for c in self.switches.values() if c.get("parent") == sw["name"]]
             ports = []
-            if sw["kind"] == "expander":
-                for i, _ in enumerate(members):
-                    chassis += 1
-                    pid = f"{sw['name']}p{i}"
-                    args += ["-device", f"pcie-root-port,id={pid},bus={pxb},addr={i:#x},"
-                             f"chassis={chassis},slot={chassis}"]
-                    ports.append((pid, f"0000:{sw['bus_nr']:02x}:{i:02x}.0"))
-            elif sw["kind"] == "x3130":
+            for i, name in enumerate(below):
                 chassis += 1
-                rp, up = f"{sw['name']}-rp", f"{sw['name']}-up"
-                args += ["-device", f"pcie-root-port,id={rp},bus={pxb},addr=0x0,"
-                         f"chassis={chassis},slot={chassis}",
-                         "-device", f"x3130-upstream,id={up},bus={rp},addr=0x0"]
-                for i, _ in enumerate(members):
-                    chassis += 1
-                    pid = f"{sw['name']}p{i}"
-                    args += ["-device", f"xio3130-downstream,id={pid},bus={up},"
-                             f"addr={i:#x},chassis={chassis},slot={chassis}"]
-                    ports.append((pid, f"0000:{sw['bus_nr']:02x}:00.0/00.0/{i:02x}.0"))
-            else:
-                die(f"switch '{sw['name']}': unknown kind '{sw['kind']}'")
+                pid = f"{sw['name']}p{i}"
+                args += ["-device", f"pcie-root-port,id={pid},bus={pxb},addr={i:#x},"
+                         f"chassis={chassis},slot={chassis}"]
+                ports.append((name, pid, f"0000:{sw['bus_nr']:02x}:{i:02x}.0"))
+            port_of[sw["name"]] = ports
+
+        def take_port(parent, child):
+            for i, (name, pid, loc) in enumerate(port_of[parent]):
+                if name == child:
+                    return port_of[parent].pop(i)[1:]
+            die(f"no port of '{parent}' left for '{child}'")
+
+        for sw in self.switches.values():
+            if sw["kind"] == "expander":
+                continue
+            if sw["kind"] != "x3130" or sw.get("parent") not in self.switches:
+                die(f"switch '{sw['name']}': kind must be expander, or x3130 with a parent")
+            rp, loc = take_port(sw["parent"], sw["name"])
+            up = f"{sw['name']}-up"
+            args += ["-device", f"x3130-upstream,id={up},bus={rp},addr=0x0"]
+            ports = []
+            members = [d["name"] for d in self.devices if d["switch"] == sw["name"]]
+            for i, name in enumerate(members):
+                chassis += 1
+                pid = f"{sw['name']}p{i}"
+                args += ["-device", f"xio3130-downstream,id={pid},bus={up},"
+                         f"addr={i:#x},chassis={chassis},slot={chassis}"]
+                ports.append((name, pid, f"{loc}/00.0/{i:02x}.0"))
             port_of[sw["name"]] = ports
 
         for d in self.devices:
-            pid, loc = port_of[d["switch"]].pop(0)
+            pid, loc = take_port(d["switch"], d["name"])
             args += d.get("backend", [])
             args += ["-device", f"{d['qemu']},id={d['name']},bus={pid},addr=0x0"]
             flags = [f for f in ("ats", "sriov") if d.get(f)]
             if self.switches[d["switch"]]["kind"] == "expander":
                 flags.append("acsport")     # its port is an ACS root port
             flags = flags or ["-"]
-            numa = self.switches[d["switch"]]["numa_node"]
+            sw = self.switches[d["switch"]]
+            numa = sw.get("numa_node", self.switches.get(sw.get("parent"), {}).get("numa_node"))
             devmap.append(f"{d['name']} {d['role']} {d['switch']} {numa} "
                           f"{','.join(flags)} {loc}/00.0")
         return args, devmap

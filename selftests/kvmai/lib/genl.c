@@ -4,6 +4,7 @@
  * that the tests exercise the module, not a framing library of their own.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -142,4 +143,200 @@ int kvmai_status_get(struct nl_sock *sk, int family, struct kvmai_status *st)
 
 	memset(st, 0, sizeof(*st));
 	return request(sk, family, KVMAI_CMD_STATUS_GET, &r);
+}
+
+struct dump_ctx {
+	struct kt_group *out;
+	int max, n;
+	char *ext;
+	size_t ext_len;
+	int err;
+};
+
+static void get_str(char *dst, size_t len, struct nlattr *a)
+{
+	if (a)
+		snprintf(dst, len, "%s", nla_get_string(a));
+}
+
+static uint32_t get_u32(struct nlattr *a)
+{
+	return a ? nla_get_u32(a) : 0;
+}
+
+static void parse_member(struct kt_member *m, struct nlattr *nest)
+{
+	struct nlattr *tb[KVMAI_A_MEMBER_MAX + 1], *bar;
+	int rem;
+
+	memset(m, 0, sizeof(*m));
+	if (nla_parse_nested(tb, KVMAI_A_MEMBER_MAX, nest, NULL))
+		return;
+	get_str(m->addr, sizeof(m->addr), tb[KVMAI_A_MEMBER_PCI_ADDR]);
+	get_str(m->driver, sizeof(m->driver), tb[KVMAI_A_MEMBER_DRIVER]);
+	m->ats = tb[KVMAI_A_MEMBER_ATS] ? nla_get_u8(tb[KVMAI_A_MEMBER_ATS]) : -1;
+	nla_for_each_nested(bar, nest, rem) {
+		struct nlattr *bt[KVMAI_A_BAR_MAX + 1];
+
+		if (nla_type(bar) != KVMAI_A_MEMBER_BAR || m->nbars == 6 ||
+		    nla_parse_nested(bt, KVMAI_A_BAR_MAX, bar, NULL))
+			continue;
+		m->bar_addr[m->nbars] = bt[KVMAI_A_BAR_ADDR] ? nla_get_u64(bt[KVMAI_A_BAR_ADDR]) : 0;
+		m->bar_size[m->nbars] = bt[KVMAI_A_BAR_SIZE] ? nla_get_u64(bt[KVMAI_A_BAR_SIZE]) : 0;
+		m->nbars++;
+	}
+}
+
+static void parse_group(struct nl_msg *msg, struct kt_group *g)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *tb[KVMAI_A_GROUP_MAX + 1], *a;
+	int rem;
+
+	memset(g, 0, sizeof(*g));
+	g->cmd = gh->cmd;
+	if (genlmsg_parse(nlh, 0, tb, KVMAI_A_GROUP_MAX, NULL))
+		return;
+	get_str(g->name, sizeof(g->name), tb[KVMAI_A_GROUP_NAME]);
+	get_str(g->vm, sizeof(g->vm), tb[KVMAI_A_GROUP_VM]);
+	g->id = get_u32(tb[KVMAI_A_GROUP_ID]);
+	g->mode = get_u32(tb[KVMAI_A_GROUP_MODE]);
+	g->state = get_u32(tb[KVMAI_A_GROUP_STATE]);
+	g->bind_socket = tb[KVMAI_A_GROUP_BIND_SOCKET];
+
+	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), rem) {
+		struct nlattr *sub[KVMAI_A_PORT_MAX + KVMAI_A_PAIR_MAX + 1];
+
+		if (nla_type(a) == KVMAI_A_GROUP_MEMBER && g->nmembers < 16) {
+			parse_member(&g->members[g->nmembers++], a);
+		} else if (nla_type(a) == KVMAI_A_GROUP_PORT && g->nports < KT_MAX &&
+			   !nla_parse_nested(sub, KVMAI_A_PORT_MAX, a, NULL)) {
+			struct kt_port *p = &g->ports[g->nports++];
+
+			get_str(p->addr, sizeof(p->addr), sub[KVMAI_A_PORT_PCI_ADDR]);
+			p->cap = get_u32(sub[KVMAI_A_PORT_ACS_CAP]);
+			p->saved = get_u32(sub[KVMAI_A_PORT_ACS_SAVED]);
+			p->target = get_u32(sub[KVMAI_A_PORT_ACS_TARGET]);
+			p->current = get_u32(sub[KVMAI_A_PORT_ACS_CURRENT]);
+			p->users = get_u32(sub[KVMAI_A_PORT_USERS]);
+		} else if (nla_type(a) == KVMAI_A_GROUP_PAIR && g->npairs < KT_MAX &&
+			   !nla_parse_nested(sub, KVMAI_A_PAIR_MAX, a, NULL)) {
+			struct kt_pair *p = &g->pairs[g->npairs++];
+
+			get_str(p->a, sizeof(p->a), sub[KVMAI_A_PAIR_A]);
+			get_str(p->b, sizeof(p->b), sub[KVMAI_A_PAIR_B]);
+			get_str(p->via, sizeof(p->via), sub[KVMAI_A_PAIR_VIA]);
+			p->type = get_u32(sub[KVMAI_A_PAIR_TYPE]);
+		}
+	}
+}
+
+static int on_group(struct nl_msg *msg, void *arg)
+{
+	struct dump_ctx *c = arg;
+
+	if (c->out && c->n < c->max)
+		parse_group(msg, &c->out[c->n]);
+	c->n++;
+	return NL_OK;
+}
+
+static int on_dump_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct dump_ctx *c = arg;
+	struct reply r = { .ext = c->ext, .ext_len = c->ext_len };
+
+	on_error(nla, e, &r);
+	c->err = r.err;
+	return NL_STOP;
+}
+
+static int on_done(struct nl_msg *msg, void *arg)
+{
+	((struct dump_ctx *)arg)->err = 0;
+	return NL_STOP;
+}
+
+int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
+	       struct kt_group *out, int max, int *n, char *ext, size_t ext_len)
+{
+	struct dump_ctx c = { .out = out, .max = max, .ext = ext, .ext_len = ext_len, .err = 1 };
+	struct nl_msg *msg = nlmsg_alloc();
+	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
+	int ret = -ENOMEM;
+
+	if (ext && ext_len)
+		ext[0] = '\0';
+	if (!msg || !cb)
+		goto out;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
+			 req->dump ? NLM_F_DUMP : NLM_F_ACK, req->cmd, KVMAI_FAMILY_VERSION))
+		goto out;
+	if ((req->name && nla_put_string(msg, KVMAI_A_GROUP_NAME, req->name)) ||
+	    (req->vm && nla_put_string(msg, KVMAI_A_GROUP_VM, req->vm)) ||
+	    (req->pci && nla_put_string(msg, KVMAI_A_GROUP_PCI_ADDR, req->pci)) ||
+	    (req->mode && nla_put_u32(msg, KVMAI_A_GROUP_MODE, req->mode)) ||
+	    (req->state && nla_put_u32(msg, KVMAI_A_GROUP_STATE, req->state)) ||
+	    (req->bind_socket && nla_put_flag(msg, KVMAI_A_GROUP_BIND_SOCKET)))
+		goto out;
+	if (req->extra)
+		req->extra(msg);
+	nl_cb_err(cb, NL_CB_CUSTOM, on_dump_error, &c);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_done, &c);
+	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_done, &c);
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_group, &c);
+	if (nl_send_auto(sk, msg) < 0) {
+		ret = -EIO;
+		goto out;
+	}
+	while (c.err > 0) {
+		if (nl_recvmsgs(sk, cb) < 0 && c.err > 0) {
+			ret = -EIO;
+			goto out;
+		}
+	}
+	ret = c.err;
+	if (n)
+		*n = c.n;
+out:
+	nl_cb_put(cb);
+	nlmsg_free(msg);
+	return ret;
+}
+
+int kt_monitor(struct nl_sock *sk)
+{
+	int grp = genl_ctrl_resolve_grp(sk, KVMAI_FAMILY_NAME, "monitor");
+
+	if (grp < 0)
+		return -ENOENT;
+	nl_socket_disable_seq_check(sk);
+	return nl_socket_add_membership(sk, grp) ? -EIO : 0;
+}
+
+static int no_seq_check(struct nl_msg *msg, void *arg)
+{
+	return NL_OK;
+}
+
+int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms)
+{
+	struct dump_ctx c = { .out = out, .max = 1 };
+	struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
+	struct nl_cb *cb;
+	int ret;
+
+	ret = poll(&pfd, 1, timeout_ms);
+	if (ret <= 0)
+		return ret < 0 ? -errno : 0;
+	cb = nl_cb_alloc(NL_CB_DEFAULT);
+	if (!cb)
+		return -ENOMEM;
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_group, &c);
+	/* Notifications carry no sequence number of ours. */
+	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
+	ret = nl_recvmsgs(sk, cb);
+	nl_cb_put(cb);
+	return ret < 0 ? -EIO : c.n > 0;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct nl_msg;
+
 /* Written by the emulated host's init from aihost.toml. */
 #define KVMAI_DEVICES_FILE "/run/kvmai/devices"
 #define KVMAI_MODULE_PATH "/kvmai/kvmai.ko"
@@ -64,5 +66,62 @@ void kvmai_genl_close(struct nl_sock *sk);
 int kvmai_genl_cmd(struct nl_sock *sk, int family, uint8_t cmd,
 		   char *ext, size_t ext_len);
 int kvmai_status_get(struct nl_sock *sk, int family, struct kvmai_status *st);
+
+/* A group as the kernel reports it (group-new/get replies, notifications). */
+#define KT_MAX 64
+struct kt_port {
+	char addr[16];
+	uint32_t cap, saved, target, current, users;
+};
+
+struct kt_member {
+	char addr[16];
+	char driver[32];
+	int ats;
+	int nbars;
+	uint64_t bar_addr[6], bar_size[6];
+};
+
+struct kt_pair {
+	char a[16], b[16], via[16];
+	uint32_t type;
+};
+
+struct kt_group {
+	uint8_t cmd;		/* of the message it came from */
+	char name[32];
+	char vm[64];
+	uint32_t id, mode, state;
+	bool bind_socket;
+	int nmembers, nports, npairs;
+	struct kt_member members[16];
+	struct kt_port ports[KT_MAX];
+	struct kt_pair pairs[KT_MAX];
+};
+
+/* One request: unset fields are left out of the message. */
+struct kt_req {
+	uint8_t cmd;
+	const char *name;
+	const char *vm;
+	const char *pci;
+	uint32_t mode;
+	uint32_t state;
+	bool bind_socket;
+	bool dump;
+	/* Adds raw attributes, for malformed-message tests. */
+	void (*extra)(struct nl_msg *msg);
+};
+
+/*
+ * Send @req; the reply's groups (one for do, all for dump) go to @out (up
+ * to @max, count in *@n if @n).  Returns 0 or -errno; extack text in @ext.
+ */
+int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
+	       struct kt_group *out, int max, int *n, char *ext, size_t ext_len);
+/* Join the monitor multicast group; messages then come from kt_receive. */
+int kt_monitor(struct nl_sock *sk);
+/* Next notification within @timeout_ms: 1 received, 0 none, -errno. */
+int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms);
 
 #endif /* KVMAI_TEST_H */

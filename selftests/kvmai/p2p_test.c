@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * P2P groups in the emulated AI host.  Every ACS word is checked by reading
+ * config space through sysfs, independently of the module: before, during
+ * and after, bit for bit, on every port of the host.
+ */
+#include <errno.h>
+#include <linux/pci_regs.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/kvmai.h>
+#include <netlink/attr.h>
+
+#include "kselftest_harness.h"
+#include "lib/kvmai_test.h"
+
+/* Endpoints the tests pass to "the VM": bound to vfio-pci for the run. */
+static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic3", "gpu2", "gpu3",
+				       "nic1", "gpu4", "gpu5", "nic2", "foreign1" };
+#define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
+
+/* ACS control of every port that has ACS, read from config space. */
+struct acs_snap {
+	int n;
+	char bdf[KT_MAX][16];
+	uint16_t ctl[KT_MAX];
+};
+
+static void snap_take(struct acs_snap *s)
+{
+	char out[8192], *line, *save;
+
+	s->n = 0;
+	run_capture("ls /sys/bus/pci/devices", out, sizeof(out));
+	for (line = strtok_r(out, "\n", &save); line && s->n < KT_MAX;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int pos = pci_ext_cap(line, PCI_EXT_CAP_ID_ACS);
+
+		if (pos <= 0 || pci_cfg_read16(line, pos + PCI_ACS_CTRL, &s->ctl[s->n]))
+			continue;
+		snprintf(s->bdf[s->n++], sizeof(s->bdf[0]), "%s", line);
+	}
+}
+
+static uint16_t snap_get(const struct acs_snap *s, const char *bdf)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->bdf[i], bdf))
+			return s->ctl[i];
+	return 0xdead;
+}
+
+static uint16_t acs_now(const char *bdf)
+{
+	int pos = pci_ext_cap(bdf, PCI_EXT_CAP_ID_ACS);
+	uint16_t ctl = 0xdead;
+
+	if (pos > 0)
+		pci_cfg_read16(bdf, pos + PCI_ACS_CTRL, &ctl);
+	return ctl;
+}
+
+/* Ports whose word differs between @a and @b, written to @diff. */
+static int snap_diff(const struct acs_snap *a, const struct acs_snap *b, char *diff, size_t len)
+{
+	int n = 0, used = 0;
+
+	diff[0] = '\0';
+	for (int i = 0; i < a->n; i++) {
+		uint16_t now = snap_get(b, a->bdf[i]);
+
+		if (now == a->ctl[i])
+			continue;
+		n++;
+		used += snprintf(diff + used, len - used, " %s:%#06x->%#06x", a->bdf[i],
+				 a->ctl[i], now);
+		if ((size_t)used >= len)
+			break;
+	}
+	return n;
+}
+
+static const char *bdf(const char *name)
+{
+	const struct kvmai_dev *d = kvmai_dev(name);
+
+	return d ? d->bdf : "none";
+}
+
+static const char *port(const char *name)
+{
+	const struct kvmai_dev *d = kvmai_dev(name);
+
+	return d ? d->port : "none";
+}
+
+FIXTURE(p2p) {
+	struct nl_sock *sk;
+	int family;
+	char saved_drv[NVM][64];
+	struct acs_snap before;
+	char ext[512];
+	struct kt_group g;
+};
+
+FIXTURE_SETUP(p2p)
+{
+	if (!kvmai_dev("gpu0"))
+		SKIP(return, "no device map at %s: not in the emulated host", KVMAI_DEVICES_FILE);
+	ASSERT_EQ(0, kvmai_module_load());
+	self->sk = kvmai_genl_open(&self->family);
+	ASSERT_NE(NULL, self->sk);
+	for (size_t i = 0; i < NVM; i++) {
+		ASSERT_EQ(0, pci_driver(bdf(vm_devs[i]), self->saved_drv[i], 64));
+		ASSERT_EQ(0, pci_bind(bdf(vm_devs[i]), "vfio-pci"))
+			TH_LOG("cannot bind %s to vfio-pci", vm_devs[i]);
+	}
+	snap_take(&self->before);
+	ASSERT_GE(self->before.n, 10);
+}
+
+FIXTURE_TEARDOWN(p2p)
+{
+	struct acs_snap after;
+	char diff[1024];
+
+	if (!self->sk)
+		return;
+	/* Whatever a test left behind goes now; the host must be as before. */
+	kvmai_module_unload();
+	snap_take(&after);
+	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff)))
+		TH_LOG("ACS not restored:%s", diff);
+	for (size_t i = 0; i < NVM; i++)
+		pci_bind(bdf(vm_devs[i]), "");
+	kvmai_genl_close(self->sk);
+}
+
+/* Shorthands: requests by command word. */
+static int req(FIXTURE_DATA(p2p) *self, uint8_t cmd, const char *name, const char *pci,
+	       uint32_t mode, uint32_t state)
+{
+	struct kt_req r = { .cmd = cmd, .name = name, .pci = pci, .mode = mode,
+			    .state = state, .vm = cmd == KVMAI_CMD_GROUP_NEW ? "vm-test" : NULL };
+
+	return kt_request(self->sk, self->family, &r, &self->g, 1, NULL, self->ext,
+			  sizeof(self->ext));
+}
+
+static int make_group(FIXTURE_DATA(p2p) *self, const char *name, uint32_t mode,
+		      const char *const *members, int n)
+{
+	int ret = req(self, KVMAI_CMD_GROUP_NEW, name, NULL, mode, 0);
+
+	for (int i = 0; !ret && i < n; i++)
+		ret = req(self, KVMAI_CMD_DEV_ADD, name, bdf(members[i]), 0, 0);
+	return ret;
+}
+
+static int get_group(FIXTURE_DATA(p2p) *self, const char *name)
+{
+	return req(self, KVMAI_CMD_GROUP_GET, name, NULL, 0, 0);
+}
+
+TEST_F(p2p, translated_sets_dt_only_between_members)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	struct acs_snap during, after;
+	char diff[1024], out[16384], cmd[64];
+
+	ASSERT_EQ(0, make_group(self, "g1", KVMAI_MODE_TRANSLATED, m, 2)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g1", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+
+	snap_take(&during);
+	EXPECT_EQ(2, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
+	for (int i = 0; i < 2; i++) {
+		uint16_t was = snap_get(&self->before, port(m[i]));
+
+		EXPECT_EQ(was | PCI_ACS_DT, acs_now(port(m[i])))
+			TH_LOG("port %s of %s", port(m[i]), m[i]);
+		EXPECT_EQ(was & 0x1f, acs_now(port(m[i])) & 0x1f) TH_LOG("SV/TB/RR/CR/UF moved");
+	}
+	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", port("gpu0"));
+	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "DirectTrans+")) TH_LOG("%s", out);
+
+	ASSERT_EQ(0, get_group(self, "g1"));
+	EXPECT_EQ(KVMAI_STATE_ENABLED, self->g.state);
+	EXPECT_EQ(2, self->g.nmembers);
+	ASSERT_EQ(2, self->g.nports);
+	for (int i = 0; i < 2; i++) {
+		struct kt_port *p = &self->g.ports[i];
+
+		EXPECT_EQ(snap_get(&self->before, p->addr), p->saved);
+		EXPECT_EQ(p->saved | PCI_ACS_DT, p->target);
+		EXPECT_EQ(p->target, p->current);
+		EXPECT_EQ(1, p->users);
+	}
+	ASSERT_EQ(1, self->g.npairs);
+	EXPECT_EQ(KVMAI_PATH_TYPE_HOST_BRIDGE, self->g.pairs[0].type);
+	EXPECT_STREQ("pci0000:10", self->g.pairs[0].via);
+
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g1", NULL, 0, KVMAI_STATE_DISABLED));
+	snap_take(&after);
+	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "g1", NULL, 0, 0));
+	EXPECT_EQ(-ENOENT, get_group(self, "g1"));
+}
+
+TEST_F(p2p, two_translated_groups_share_a_switch)
+{
+	static const char *const a[] = { "gpu0", "nic0" }, *const b[] = { "gpu1", "nic3" };
+	struct acs_snap during;
+	char diff[1024];
+
+	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, a, 2));
+	ASSERT_EQ(0, make_group(self, "gb", KVMAI_MODE_TRANSLATED, b, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gb", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	snap_take(&during);
+	EXPECT_EQ(4, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
+
+	/* Disabling one leaves the other's ports alone. */
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_DISABLED));
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, port("gpu1")) | PCI_ACS_DT, acs_now(port("gpu1")));
+	EXPECT_EQ(snap_get(&self->before, port("nic3")) | PCI_ACS_DT, acs_now(port("nic3")));
+}
+
+TEST_F(p2p, shared_port_is_reference_counted)
+{
+	/* nic2 and foreign1 sit below one ACS root port of sw2 (via an x3130). */
+	static const char *const a[] = { "nic2", "gpu4" }, *const b[] = { "foreign1", "gpu5" };
+	const char *shared = NULL;
+
+	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, a, 2));
+	ASSERT_EQ(0, make_group(self, "gb", KVMAI_MODE_TRANSLATED, b, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gb", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, get_group(self, "gb"));
+	for (int i = 0; i < self->g.nports; i++)
+		if (self->g.ports[i].users == 2)
+			shared = strdup(self->g.ports[i].addr);
+	ASSERT_NE(NULL, shared) TH_LOG("no port used by both groups");
+
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_DISABLED));
+	EXPECT_EQ(snap_get(&self->before, shared) | PCI_ACS_DT, acs_now(shared))
+		TH_LOG("shared port %s restored while gb still needs it", shared);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gb", NULL, 0, 0));
+	EXPECT_EQ(snap_get(&self->before, shared), acs_now(shared));
+}
+
+TEST_F(p2p, direct_refused_with_foreign_endpoint_on_switch)
+{
+	/* Every VM device on sw0: only the host's foreign0 is left out. */
+	static const char *const m[] = { "gpu0", "gpu1", "nic0", "nic3" };
+	struct acs_snap after;
+	char diff[1024];
+
+	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 4));
+	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, bdf("foreign0"))) TH_LOG("extack: %s", self->ext);
+	snap_take(&after);
+	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	ASSERT_EQ(0, get_group(self, "gd"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+}
+
+TEST_F(p2p, direct_clears_redirect_and_reports_bars)
+{
+	static const char *const m[] = { "gpu2", "gpu3", "nic1" };
+	char path[128], line[256];
+
+	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 3));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	for (int i = 0; i < 3; i++) {
+		uint16_t was = snap_get(&self->before, port(m[i]));
+
+		EXPECT_EQ(was & ~(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC), acs_now(port(m[i])));
+		EXPECT_TRUE(acs_now(port(m[i])) & PCI_ACS_SV);
+	}
+	ASSERT_EQ(0, get_group(self, "gd"));
+	EXPECT_EQ(3, self->g.npairs);
+	ASSERT_EQ(3, self->g.nmembers);
+	for (int i = 0; i < 3; i++) {
+		struct kt_member *mem = &self->g.members[i];
+		unsigned long long start, end, flags;
+		FILE *f;
+		int found = 0;
+
+		ASSERT_GT(mem->nbars, 0) TH_LOG("%s reports no BAR", mem->addr);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", mem->addr);
+		f = fopen(path, "r");
+		ASSERT_NE(NULL, f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %llx %llx", &start, &end, &flags) == 3 &&
+			    start == mem->bar_addr[0] && end - start + 1 == mem->bar_size[0])
+				found = 1;
+		fclose(f);
+		EXPECT_TRUE(found) TH_LOG("%s BAR %#llx not in sysfs", mem->addr,
+					  (unsigned long long)mem->bar_addr[0]);
+	}
+}
+
+TEST_F(p2p, owner_killed_restores)
+{
+	int ready[2], status;
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .name = "gk", .vm = "vm-k",
+				    .bind_socket = true };
+		int fam;
+		struct nl_sock *sk = kvmai_genl_open(&fam);
+
+		if (!sk || kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+			_exit(1);
+		r = (struct kt_req){ .cmd = KVMAI_CMD_DEV_ADD, .name = "gk", .pci = bdf("gpu0") };
+		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+			_exit(2);
+		r.pci = bdf("nic0");
+		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+			_exit(3);
+		r = (struct kt_req){ .cmd = KVMAI_CMD_GROUP_SET, .name = "gk",
+				     .state = KVMAI_STATE_ENABLED };
+		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+			_exit(4);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(5);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("child failed to set up its group");
+	ASSERT_EQ(0, get_group(self, "gk"));
+	EXPECT_TRUE(self->g.bind_socket);
+	EXPECT_EQ(KVMAI_STATE_ENABLED, self->g.state);
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")) | PCI_ACS_DT, acs_now(port("gpu0")));
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(-ENOENT, get_group(self, "gk"));
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+}
+
+TEST_F(p2p, member_unbound_disables_and_notifies)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	struct nl_sock *mon;
+	struct kt_group ntf;
+	int fam, got = 0;
+
+	mon = kvmai_genl_open(&fam);
+	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, kt_monitor(mon));
+	ASSERT_EQ(0, make_group(self, "gu", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
+	ASSERT_EQ(0, pci_bind(bdf("nic0"), ""));
+
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	ASSERT_EQ(0, get_group(self, "gu"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, bdf("nic0"))) TH_LOG("extack: %s", self->ext);
+
+	/* create, 2 x change (dev-add), change (enable), change (disabled by unbind) */
+	while (kt_receive(mon, &ntf, 500) == 1)
+		if (!strcmp(ntf.name, "gu") && ntf.cmd == KVMAI_CMD_GROUP_CHANGE_NTF &&
+		    ntf.state == KVMAI_STATE_DISABLED && ntf.nmembers == 2)
+			got++;
+	EXPECT_GE(got, 1) TH_LOG("no change notification for the unbind");
+	kvmai_genl_close(mon);
+	ASSERT_EQ(0, pci_bind(bdf("nic0"), "vfio-pci"));
+}
+
+TEST_F(p2p, rmmod_while_enabled_restores)
+{
+	static const char *const m[] = { "gpu2", "gpu3", "nic1" };
+	struct acs_snap after;
+	char diff[1024];
+
+	ASSERT_EQ(0, make_group(self, "gr", KVMAI_MODE_DIRECT, m, 3));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gr", NULL, 0, KVMAI_STATE_ENABLED));
+	ASSERT_NE(snap_get(&self->before, port("gpu2")), acs_now(port("gpu2")));
+	ASSERT_EQ(0, kvmai_module_unload());
+	snap_take(&after);
+	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+}
+
+TEST_F(p2p, unprivileged_mutation_refused)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .name = "gp", .vm = "vm" };
+		struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
+		struct nl_sock *sk;
+		int fam;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		sk = kvmai_genl_open(&fam);
+		if (!sk)
+			_exit(11);
+		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0) != -EPERM)
+			_exit(12);
+		/* Reading needs no privilege. */
+		_exit(kt_request(sk, fam, &get, NULL, 0, NULL, NULL, 0) ? 13 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
+	EXPECT_EQ(-ENOENT, get_group(self, "gp"));
+}
+
+static void put_long_name(struct nl_msg *msg)
+{
+	nla_put_string(msg, KVMAI_A_GROUP_NAME, "a-group-name-far-longer-than-31-characters");
+}
+
+static void put_name_as_u32(struct nl_msg *msg)
+{
+	nla_put_u32(msg, KVMAI_A_GROUP_NAME, 0x61616161);
+}
+
+static void put_bad_mode(struct nl_msg *msg)
+{
+	nla_put_u32(msg, KVMAI_A_GROUP_MODE, 7);
+}
+
+TEST_F(p2p, malformed_and_refused_requests)
+{
+	static const char *const one[] = { "gpu0" };
+	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .vm = "vm" };
+
+	/* Missing, oversized and wrongly typed attributes. */
+	EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
+				      sizeof(self->ext)));
+	EXPECT_NE(NULL, strstr(self->ext, "missing group name")) TH_LOG("extack: %s", self->ext);
+	r.extra = put_long_name;
+	EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
+				      sizeof(self->ext)));
+	EXPECT_NE(0, self->ext[0]) TH_LOG("no extack for an oversized name");
+	r.extra = put_name_as_u32;
+	EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
+				      sizeof(self->ext)));
+	/* The netlink core answers a value outside the spec's enum with ERANGE. */
+	r = (struct kt_req){ .cmd = KVMAI_CMD_GROUP_NEW, .name = "gx", .vm = "vm",
+			     .extra = put_bad_mode };
+	EXPECT_EQ(-ERANGE, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
+				      sizeof(self->ext)));
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_NEW, "", NULL, 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "empty")) TH_LOG("extack: %s", self->ext);
+
+	/* Unknown objects. */
+	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_GROUP_DEL, "nosuch", NULL, 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "nosuch")) TH_LOG("extack: %s", self->ext);
+	ASSERT_EQ(0, make_group(self, "gx", KVMAI_MODE_TRANSLATED, one, 1));
+	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_GROUP_NEW, "gx", NULL, 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "gx")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", "zz:1", 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "zz:1")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_ADD, "gx", "0000:7f:1f.7", 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "0000:7f:1f.7")) TH_LOG("extack: %s", self->ext);
+
+	/* Devices that may not join. */
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", port("gpu1"), 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, port("gpu1"))) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", bdf("foreign0"), 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "not to vfio-pci")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_DEV_ADD, "gx", bdf("gpu0"), 0, 0));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, "gy", NULL, 0, 0));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_ADD, "gy", bdf("gpu0"), 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, "gx")) TH_LOG("extack: %s", self->ext);
+
+	/* State rules. */
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, "two")) TH_LOG("extack: %s", self->ext);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "gx", bdf("nic0"), 0, 0));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, KVMAI_MODE_DIRECT, 0));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("nic0"), 0, 0));
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, 0));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_DISABLED));
+	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("gpu1"), 0, 0));
+	EXPECT_EQ(0, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("nic0"), 0, 0));
+}
+
+TEST_F(p2p, dump_lists_every_group)
+{
+	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
+	struct kt_group *all = calloc(8, sizeof(*all));
+	int n = 0;
+
+	ASSERT_NE(NULL, all);
+	for (int i = 0; i < 5; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "gl%d", i);
+		ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, name, NULL, 0, 0));
+	}
+	ASSERT_EQ(0, kt_request(self->sk, self->family, &r, all, 8, &n, NULL, 0));
+	EXPECT_EQ(5, n);
+	EXPECT_STREQ("gl0", all[0].name);
+	EXPECT_STREQ("gl4", all[4].name);
+	free(all);
+}
+
+/*
+ * For every set of two or three VM devices and both modes: enabling changes
+ * only the ports the group reports, and disabling restores every word.
+ */
+TEST_F(p2p, exhaustive_subsets_restore_exactly)
+{
+	int sets = 0, enabled = 0;
+
+	for (size_t a = 0; a < NVM; a++) {
+		for (size_t b = a + 1; b < NVM; b++) {
+			for (size_t c = b; c <= NVM; c++) {
+				const char *m[3] = { vm_devs[a], vm_devs[b] };
+				int n = 2;
+
+				/* c == b: the pair alone; otherwise add vm_devs[c]. */
+				if (c > b) {
+					if (c == NVM)
+						continue;
+					m[n++] = vm_devs[c];
+				}
+				for (uint32_t mode = 1; mode <= 2; mode++) {
+					struct acs_snap during, after;
+					char diff[1024];
+					int changed, ret;
+
+					ASSERT_EQ(0, make_group(self, "gs", mode, m, n));
+					ret = req(self, KVMAI_CMD_GROUP_SET, "gs", NULL, 0,
+						  KVMAI_STATE_ENABLED);
+					snap_take(&during);
+					changed = snap_diff(&self->before, &during, diff,
+							    sizeof(diff));
+					if (!ret) {
+						ASSERT_EQ(0, get_group(self, "gs"));
+						/* Each changed port is one the group holds. */
+						for (int i = 0; i < during.n; i++) {
+							int held = 0;
+
+							if (snap_get(&self->before, during.bdf[i]) ==
+							    during.ctl[i])
+								continue;
+							for (int p = 0; p < self->g.nports; p++)
+								held |= !strcmp(self->g.ports[p].addr,
+										during.bdf[i]);
+							ASSERT_TRUE(held) TH_LOG("%s changed", during.bdf[i]);
+						}
+						enabled++;
+					} else {
+						ASSERT_EQ(0, changed) TH_LOG("refused, yet%s", diff);
+					}
+					ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gs", NULL, 0, 0));
+					snap_take(&after);
+					ASSERT_EQ(0, snap_diff(&self->before, &after, diff,
+							       sizeof(diff)))
+						TH_LOG("%s+%s mode %u:%s", m[0], m[1], mode, diff);
+					sets++;
+				}
+			}
+		}
+	}
+	TH_LOG("%d group configurations, %d enabled", sets, enabled);
+	EXPECT_GT(enabled, 0);
+}
+
+TEST_HARNESS_MAIN
