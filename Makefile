@@ -39,7 +39,7 @@ vm-payload: all
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests
 	cp kmod/kvmai.ko $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/vm-payload/bin/
-	cp $(BUILD)/selftests/* $(BUILD)/vm-payload/selftests/
+	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 
 demo: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo

@@ -5,6 +5,7 @@
 Stages (each timed):
   unit     the C++ unit tests (GoogleTest through CTest; one count per TEST)
   spec     the generated netlink code still matches the YAML spec
+  host     kselftests that run on the build machine (the P2P planner)
   vm       the kselftests inside the emulated AI host (one count per case)
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
@@ -108,6 +109,22 @@ def parse_selftests(tally, stage, text):
     return seen
 
 
+def stage_host(tally, args):
+    """Run build/selftests/host/* here, framed as the guest frames its tests."""
+    tests = sorted((TOP / "build/selftests/host").glob("*"))
+    if not tests:
+        tally.add("host", "selftests", "fail", "none built (run 'make')")
+        return
+    out = []
+    for t in tests:
+        res = subprocess.run([str(t)], capture_output=True, text=True)
+        out += [f"# kvmai-selftest: {t.name}", res.stdout,
+                f"# kvmai-selftest-exit: {t.name} {res.returncode}"]
+        if args.verbose or res.returncode not in (0, 4):
+            print(res.stdout + res.stderr)
+    parse_selftests(tally, "host", "\n".join(out))
+
+
 def stage_vm(tally, args, stage="vm", kernel_dir=None):
     cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(TOP / "build/vm-payload"),
            "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
@@ -133,12 +150,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    ap.add_argument("--stages", default="unit,spec,vm")
+    ap.add_argument("--stages", default="unit,spec,host,vm")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
-    stages = {"unit": stage_unit, "spec": stage_spec, "vm": stage_vm}
+    stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host, "vm": stage_vm}
     tally = Tally()
     t_all = time.monotonic()
     for name in args.stages.split(","):
