@@ -1,0 +1,470 @@
+#!/usr/bin/env python3
+"""Writes the synthesized sysfs/procfs trees kvmaictl's tests read.
+
+Each fixture is a directory <name>/ with sys/ and proc/ laid out like the
+live ones: devices under sys/devices/pciDDDD:BB/..., relative symlinks from
+sys/bus/pci/devices, iommu_group and driver links, and binary `config`
+files with real capability chains (PCIe, ACS, ATS, SR-IOV).
+
+    ./gen_fixtures.py            # rewrite every fixture here
+    ./gen_fixtures.py OUTDIR     # write them elsewhere
+
+The trees are committed; tests never run this. After changing it, run it,
+then refresh the goldens (see README.md).
+"""
+import os
+import shutil
+import struct
+import sys
+
+# ACS bits, as in the PCIe spec and the kernel's PCI_ACS_*.
+SV, TB, RR, CR, UF, EC, DT = (1 << i for i in range(7))
+ACS_CAP_FULL = SV | TB | RR | CR | UF | DT        # 0x5f, what most switches offer
+ACS_KERNEL_DEFAULT = SV | RR | CR | UF            # 0x1d, set by Linux with an IOMMU
+ACS_NVIDIA_VM = SV | RR | CR | UF | DT            # 0x5d, NVIDIA's VM guidance
+
+PT_ENDPOINT, PT_ROOT_PORT, PT_UPSTREAM, PT_DOWNSTREAM, PT_RCIEP = 0x0, 0x4, 0x5, 0x6, 0x9
+
+
+def mps_code(n):
+    return {128: 0, 256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}[n]
+
+
+class Dev:
+    """One PCI function. Bridges carry `sec`, the bus behind them."""
+
+    def __init__(self, parent, bus, slot, fn, vendor, device, cls, **kw):
+        self.parent, self.bus, self.slot, self.fn = parent, bus, slot, fn
+        self.vendor, self.device, self.cls = vendor, device, cls
+        self.children = []
+        self.kw = kw
+        self.sec = kw.get("sec")
+        self.root = parent.root if isinstance(parent, Dev) else parent
+        self.domain = self.root.domain
+
+    @property
+    def bdf(self):
+        return "%04x:%02x:%02x.%x" % (self.domain, self.bus, self.slot, self.fn)
+
+    def add(self, slot, fn, vendor, device, cls, **kw):
+        d = Dev(self, self.sec, slot, fn, vendor, device, cls, **kw)
+        self.children.append(d)
+        self.root.host.devices.append(d)
+        return d
+
+    def is_bridge(self):
+        return self.cls >> 8 == 0x0604
+
+
+class Root:
+    """A root bus: sys/devices/pciDDDD:BB."""
+
+    def __init__(self, host, domain, bus, numa):
+        self.host, self.domain, self.sec, self.numa = host, domain, bus, numa
+        self.root = self
+        self.children = []
+
+    @property
+    def name(self):
+        return "pci%04x:%02x" % (self.domain, self.sec)
+
+    def add(self, slot, fn, vendor, device, cls, **kw):
+        d = Dev(self, self.sec, slot, fn, vendor, device, cls, **kw)
+        self.children.append(d)
+        self.host.devices.append(d)
+        return d
+
+
+class Host:
+    def __init__(self, name, iommu=True, config_size=4096):
+        self.name, self.iommu, self.config_size = name, iommu, config_size
+        self.roots, self.devices = [], []
+        self.group_type = "DMA-FQ"
+        self.cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro intel_iommu=on"
+        self.modules = ["vfio_pci", "vfio_iommu_type1", "vfio", "kvm_intel", "kvm"]
+        self.module_params = {"kvm_intel": {"enable_mediated_pmu": "N"}}
+        self.nmi_watchdog = "1"
+        self.hugepages = {"1048576kB": 0, "2048kB": 0}
+        self.mem_kb = 2 * 1024 * 1024 * 1024
+
+    def root(self, bus, numa=-1, domain=0):
+        r = Root(self, domain, bus, numa)
+        self.roots.append(r)
+        return r
+
+
+def config_space(d, size):
+    """A type 0/1 header and capability chain for `d` (the Dev's kw)."""
+    kw = d.kw
+    c = bytearray(4096)
+    struct.pack_into("<HH", c, 0, d.vendor, d.device)
+    pcie = kw.get("pcie", True)
+    struct.pack_into("<HH", c, 4, 0x0406, 0x0010 if pcie else 0)  # cmd; status: cap list
+    struct.pack_into("<I", c, 8, (d.cls << 8) | kw.get("rev", 1))
+    header = 1 if d.is_bridge() else 0
+    if kw.get("multifunction"):
+        header |= 0x80
+    c[0x0E] = header
+    if d.is_bridge():
+        c[0x18], c[0x19], c[0x1A] = d.bus, d.sec, kw.get("sub", d.sec)
+    if pcie:
+        c[0x34] = 0x40
+        # PM at 0x40 -> PCIe at 0x50 -> MSI-X at 0x90
+        c[0x40], c[0x41] = 0x01, 0x50
+        struct.pack_into("<H", c, 0x42, 0x0003)
+        ptype = kw.get("ptype", PT_ENDPOINT)
+        c[0x50], c[0x51] = 0x10, 0x90
+        struct.pack_into("<H", c, 0x52, 0x0002 | (ptype << 4))
+        struct.pack_into("<I", c, 0x54, mps_code(kw.get("mps_sup", 512)) | (1 << 15))
+        devctl = (mps_code(kw.get("mps", 256)) << 5) | (mps_code(kw.get("mrrs", 512)) << 12)
+        devctl |= 0x000F  # error reporting enables
+        struct.pack_into("<H", c, 0x58, devctl)
+        speed = {"2.5": 1, "5.0": 2, "8.0": 3, "16.0": 4, "32.0": 5}[kw.get("max_speed", "16.0")]
+        struct.pack_into("<I", c, 0x5C, speed | (kw.get("max_width", 16) << 4))
+        c[0x90], c[0x91] = 0x11, 0x00
+        # Extended capabilities: AER first, then the ones we care about.
+        ext = [(0x0001, 0x48, None)]
+        if kw.get("acs") is not None:
+            ext.append((0x000D, 0x08, kw["acs"]))
+        if kw.get("ats") is not None:
+            ext.append((0x000F, 0x08, kw["ats"]))
+        if kw.get("sriov") is not None:
+            ext.append((0x0010, 0x40, kw["sriov"]))
+        off = 0x100
+        for i, (cid, length, val) in enumerate(ext):
+            nxt = off + length if i + 1 < len(ext) else 0
+            struct.pack_into("<I", c, off, cid | (1 << 16) | (nxt << 20))
+            if cid == 0x000D:
+                struct.pack_into("<HH", c, off + 4, val[0], val[1])
+            elif cid == 0x000F:
+                struct.pack_into("<HH", c, off + 4, 0x0020, 0x8000 if val else 0)
+            elif cid == 0x0010:
+                struct.pack_into("<HHHH", c, off + 0x0C, val[0], val[0], val[1], 0)
+            off = nxt
+    else:
+        size = min(size, 256)
+    return bytes(c[:size])
+
+
+def write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with open(path, mode) as f:
+        f.write(data)
+
+
+def symlink(target_abs, link_abs):
+    os.makedirs(os.path.dirname(link_abs), exist_ok=True)
+    os.symlink(os.path.relpath(target_abs, os.path.dirname(link_abs)), link_abs)
+
+
+def emit(host, out):
+    top = os.path.join(out, host.name)
+    if os.path.exists(top):
+        shutil.rmtree(top)
+    sysd, procd = os.path.join(top, "sys"), os.path.join(top, "proc")
+
+    def dev_dir(d):
+        parts = []
+        n = d
+        while isinstance(n, Dev):
+            parts.append(n.bdf)
+            n = n.parent
+        return os.path.join(sysd, "devices", n.name, *reversed(parts))
+
+    drivers, group = set(), 0
+    for r in host.roots:
+        write(os.path.join(sysd, "devices", r.name, "uevent"), "")
+    for d in sorted(host.devices, key=lambda x: x.bdf):
+        kw, p = d.kw, dev_dir(d)
+        write(os.path.join(p, "class"), "0x%06x\n" % d.cls)
+        write(os.path.join(p, "vendor"), "0x%04x\n" % d.vendor)
+        write(os.path.join(p, "device"), "0x%04x\n" % d.device)
+        write(os.path.join(p, "numa_node"), "%d\n" % kw.get("numa", d.root.numa))
+        write(os.path.join(p, "config"), config_space(d, kw.get("config_size", host.config_size)))
+        if kw.get("pcie", True):
+            width = kw.get("max_width", 16)
+            write(os.path.join(p, "max_link_speed"), "%s GT/s PCIe\n" % kw.get("max_speed", "16.0"))
+            write(os.path.join(p, "max_link_width"), "%d\n" % width)
+            write(os.path.join(p, "current_link_speed"),
+                  "%s GT/s PCIe\n" % kw.get("cur_speed", kw.get("max_speed", "16.0")))
+            write(os.path.join(p, "current_link_width"), "%d\n" % kw.get("cur_width", width))
+        if kw.get("sriov") is not None:
+            write(os.path.join(p, "sriov_totalvfs"), "%d\n" % kw["sriov"][0])
+            write(os.path.join(p, "sriov_numvfs"), "%d\n" % kw["sriov"][1])
+        if kw.get("physfn"):
+            symlink(dev_dir(kw["physfn"]), os.path.join(p, "physfn"))
+        if d.cls >> 8 == 0x0300:
+            write(os.path.join(p, "boot_vga"), "1\n" if kw.get("boot_vga") else "0\n")
+        if kw.get("driver"):
+            drivers.add(kw["driver"])
+            symlink(os.path.join(sysd, "bus/pci/drivers", kw["driver"]), os.path.join(p, "driver"))
+        if host.iommu:
+            g = kw.get("group")
+            if g is None:
+                g = group
+                group += 1
+            gdir = os.path.join(sysd, "kernel/iommu_groups", str(g))
+            write(os.path.join(gdir, "type"), host.group_type + "\n")
+            symlink(p, os.path.join(gdir, "devices", d.bdf))
+            symlink(gdir, os.path.join(p, "iommu_group"))
+        symlink(p, os.path.join(sysd, "bus/pci/devices", d.bdf))
+    for drv in sorted(drivers):
+        write(os.path.join(sysd, "bus/pci/drivers", drv, "bind"), "")
+    if host.iommu:
+        unit = os.path.join(sysd, "devices/virtual/iommu/dmar0")
+        write(os.path.join(unit, "uevent"), "")
+        symlink(unit, os.path.join(sysd, "class/iommu/dmar0"))
+    for size, n in host.hugepages.items():
+        write(os.path.join(sysd, "kernel/mm/hugepages/hugepages-" + size, "nr_hugepages"), "%d\n" % n)
+    for mod in host.modules:
+        write(os.path.join(sysd, "module", mod, "initstate"), "live\n")
+        for k, v in host.module_params.get(mod, {}).items():
+            write(os.path.join(sysd, "module", mod, "parameters", k), v + "\n")
+    write(os.path.join(procd, "cmdline"), host.cmdline + "\n")
+    write(os.path.join(procd, "modules"), "".join(
+        "%s 16384 0 - Live 0x0000000000000000\n" % m for m in host.modules))
+    huge_2m = host.hugepages.get("2048kB", 0)
+    write(os.path.join(procd, "meminfo"),
+          "MemTotal:       %d kB\nHugePages_Total: %d\nHugepagesize:    2048 kB\n"
+          % (host.mem_kb, huge_2m))
+    write(os.path.join(procd, "sys/kernel/nmi_watchdog"), host.nmi_watchdog + "\n")
+
+
+# --- Hosts -----------------------------------------------------------------
+
+INTEL, NVIDIA, MELLANOX, BROADCOM, SAMSUNG, ASPEED = 0x8086, 0x10DE, 0x15B3, 0x1000, 0x144D, 0x1A03
+GPU_3D, VGA, ETH, IB, NVME, HOST_BRIDGE, PCI_BRIDGE, OTHER_BRIDGE, SYSTEM = (
+    0x030200, 0x030000, 0x020000, 0x020700, 0x010802, 0x060000, 0x060400, 0x068000, 0x088000)
+
+
+def chipset(root):
+    """Things every Intel server has on bus 0: none of them GPUs or NICs."""
+    root.add(0x00, 0, INTEL, 0x09A2, HOST_BRIDGE, pcie=False, driver=None)
+    for fn in range(1, 5):
+        root.add(0x00, fn, INTEL, 0x09A3 + fn, SYSTEM, ptype=PT_RCIEP)
+    root.add(0x17, 0, INTEL, 0xA1D2, 0x010601, pcie=False, driver="ahci")
+    root.add(0x14, 0, INTEL, 0xA1AF, 0x0C0330, pcie=False, driver="xhci_hcd")
+    bmc_rp = root.add(0x1C, 0, INTEL, 0xA190, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x02,
+                      acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    bmc_br = bmc_rp.add(0x00, 0, ASPEED, 0x1150, PCI_BRIDGE, ptype=0x7, sec=0x03)
+    bmc_br.add(0x00, 0, ASPEED, 0x2000, VGA, pcie=False, boot_vga=True, driver="ast")
+
+
+def switch(parent, rp_slot, rp_bus, acs_ctl, members, nested=None, dsp_acs=True):
+    """Root port -> Broadcom PEX switch -> one downstream port per member.
+
+    members: (vendor, device, class, kwargs) per endpoint. Buses are
+    allocated from rp_bus upwards.
+    """
+    rp = parent.add(rp_slot, 0, INTEL, 0x352A, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=rp_bus,
+                    sub=rp_bus + 16, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport",
+                    max_speed="32.0")
+    usp = rp.add(0x00, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_UPSTREAM, sec=rp_bus + 1,
+                 sub=rp_bus + 16, driver="pcieport", max_speed="32.0")
+    eps, bus = [], rp_bus + 2
+    for i, (vendor, device, cls, kw) in enumerate(members):
+        acs = (ACS_CAP_FULL, acs_ctl) if dsp_acs else None
+        dsp = usp.add(i, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=bus,
+                      acs=acs, driver="pcieport", max_speed="32.0")
+        eps.append(dsp.add(0x00, 0, vendor, device, cls, **kw))
+        bus += 1
+    return rp, usp, eps, bus
+
+
+def gpu(**kw):
+    base = dict(driver="nvidia", mps_sup=256, mps=256, mrrs=512, ats=False, max_speed="32.0")
+    base.update(kw)
+    return (NVIDIA, 0x2330, GPU_3D, base)
+
+
+def cx7(**kw):
+    base = dict(driver="mlx5_core", mps_sup=512, mps=256, mrrs=4096, ats=True, max_speed="32.0",
+                sriov=(16, 0))
+    base.update(kw)
+    return (MELLANOX, 0x1021, IB, base)
+
+
+def nvme(**kw):
+    base = dict(driver="nvme", mps=256, mrrs=512, max_width=4)
+    base.update(kw)
+    return (SAMSUNG, 0xA80A, NVME, base)
+
+
+def nvswitch():
+    return (NVIDIA, 0x22A3, OTHER_BRIDGE, dict(driver="nvidia", max_width=2))
+
+
+def hgx():
+    """Two sockets, 8 GPUs, 8 NICs, 4 PEX switches, each with 2 GPUs and
+    2 NICs. Socket 0: one switch per host bridge (pci0000:15, pci0000:37),
+    tuned like NVIDIA's VM guidance on switch 0 (ACS 0x5d, ATS on) and left
+    at the kernel default on switch 1. Socket 1: both switches behind root
+    ports of one host bridge (pci0000:97); switch 2 has redirect cleared,
+    switch 3's second NIC sits behind a nested switch (a BlueField-like
+    card). NVMe and NVSwitches hang off the switches; a dual-port
+    management NIC is multi-function; the BMC's VGA is not a GPU."""
+    h = Host("hgx")
+    h.cmdline += " iommu.passthrough=0 default_hugepagesz=1G hugepagesz=1G hugepages=1536"
+    h.hugepages = {"1048576kB": 1536, "2048kB": 0}
+    h.modules += ["kvmai"]
+    h.module_params = {"kvm_intel": {"enable_mediated_pmu": "Y"}}
+    h.nmi_watchdog = "0"
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    mgmt_rp = r0.add(0x1C, 4, INTEL, 0xA194, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x04,
+                     acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    mgmt_rp.add(0x00, 0, INTEL, 0x1563, ETH, multifunction=True, driver="ixgbe",
+                mps=256, mrrs=512, max_speed="8.0", max_width=8, cur_width=4, sriov=(64, 0),
+                group=90)
+    mgmt_rp.add(0x00, 1, INTEL, 0x1563, ETH, driver="ixgbe", mps=256, mrrs=512, max_speed="8.0",
+                max_width=8, cur_width=4, sriov=(64, 0), group=90)
+
+    r15 = h.root(0x15, numa=0)
+    switch(r15, 0x01, 0x16, ACS_NVIDIA_VM,
+           [gpu(ats=True), gpu(ats=True), cx7(), cx7(), nvme(), nvswitch()])
+    r37 = h.root(0x37, numa=0)
+    switch(r37, 0x01, 0x38, ACS_KERNEL_DEFAULT,
+           [gpu(), gpu(), cx7(mrrs=512), cx7(), nvme(), nvswitch()])
+    r97 = h.root(0x97, numa=1)
+    switch(r97, 0x01, 0x98, SV | UF,
+           [gpu(), gpu(), cx7(), cx7(), nvme(), nvswitch()])
+    _, usp3, eps, _ = switch(r97, 0x03, 0xB8, ACS_KERNEL_DEFAULT,
+                             [gpu(cur_speed="16.0"), gpu(), cx7(), nvme(), nvswitch()])
+    # The BlueField-like card: its own switch behind a fifth downstream port.
+    dsp = usp3.add(0x05, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0xC0,
+                   sub=0xC2, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    bf_usp = dsp.add(0x00, 0, MELLANOX, 0x1978, PCI_BRIDGE, ptype=PT_UPSTREAM, sec=0xC1, sub=0xC2,
+                     driver="pcieport")
+    bf_dsp = bf_usp.add(0x00, 0, MELLANOX, 0x1978, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0xC2,
+                        driver="pcieport")
+    bf_dsp.add(0x00, 0, MELLANOX, 0xA2DC, IB, driver="mlx5_core", mps=256, mrrs=4096, ats=False,
+               max_speed="32.0", multifunction=True, sriov=(16, 0))
+    bf_dsp.add(0x00, 1, MELLANOX, 0xA2DC, IB, driver="mlx5_core", mps=256, mrrs=4096, ats=False,
+               max_speed="32.0", sriov=(16, 0))
+    return h
+
+
+def flat():
+    """A workstation: GPUs and a NIC straight on root ports of one host
+    bridge, no switches, IOMMU in passthrough mode."""
+    h = Host("flat")
+    h.group_type = "identity"
+    h.cmdline += " iommu=pt"
+    h.hugepages = {"1048576kB": 0, "2048kB": 1024}
+    h.modules = ["kvm_intel", "kvm"]
+    r = h.root(0x00)
+    chipset(r)
+    rp1 = r.add(0x01, 0, INTEL, 0x460D, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x01,
+                acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    rp1.add(0x00, 0, NVIDIA, 0x2684, VGA, multifunction=True, driver="nvidia", mps=256, mrrs=512,
+            group=20)
+    rp1.add(0x00, 1, NVIDIA, 0x22BA, 0x040300, driver="snd_hda_intel", group=20)
+    rp2 = r.add(0x06, 0, INTEL, 0x464D, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x05,
+                acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    rp2.add(0x00, 0, NVIDIA, 0x2684, VGA, driver="nvidia", mps=256, mrrs=512, cur_width=8)
+    rp3 = r.add(0x1D, 0, INTEL, 0x7AB0, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x06,
+                acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    rp3.add(0x00, 0, INTEL, 0x125C, ETH, driver="igc", mps=128, mrrs=512, max_speed="5.0",
+            max_width=1, pcie=True)
+    return h
+
+
+def multifunction():
+    """A switch with a dual-port NIC (two functions of one device, one
+    with SR-IOV VFs enabled), a GPU with its audio function, and a second
+    GPU."""
+    h = Host("multifunction")
+    h.modules += ["kvmai"]
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    r = h.root(0x3A, numa=0)
+    rp, usp, eps, _ = switch(r, 0x01, 0x3B, ACS_KERNEL_DEFAULT,
+                             [gpu(multifunction=True, group=40), gpu()])
+    gpu0 = eps[0]
+    gpu0.parent.add(0x00, 1, NVIDIA, 0x22A6, 0x040300, driver="snd_hda_intel", group=40)
+    dsp = usp.add(0x02, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0x3F,
+                  acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    pf0 = dsp.add(0x00, 0, MELLANOX, 0x101D, ETH, multifunction=True, driver="mlx5_core",
+                  mps=256, mrrs=512, ats=True, sriov=(8, 2), group=41)
+    dsp.add(0x00, 1, MELLANOX, 0x101D, ETH, driver="mlx5_core", mps=256, mrrs=512, ats=True,
+            sriov=(8, 0), group=41)
+    for i in range(2):
+        dsp.add(0x00, 2 + i, MELLANOX, 0x101E, ETH, driver="mlx5_core", physfn=pf0, ats=True)
+    return h
+
+
+def noacs():
+    """A cheap switch whose downstream ports have no ACS capability: P2P is
+    direct, but nothing isolates the devices from each other."""
+    h = Host("noacs")
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    switch(r0, 0x02, 0x10, 0, [gpu(group=50), cx7(group=50)], dsp_acs=False)
+    return h
+
+
+def iommu_off():
+    """No IOMMU: no groups, no /sys/class/iommu, and ACS left at 0 by the
+    kernel. Also no hugepages, no vfio."""
+    h = Host("iommu-off", iommu=False)
+    h.cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro"
+    h.modules = ["kvm_amd", "kvm"]
+    h.module_params = {}
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    switch(r0, 0x02, 0x10, 0, [gpu(mrrs=4096), cx7(mrrs=4096, ats=False)])
+    return h
+
+
+def emulated(dt):
+    """The project's QEMU host: q35, each "switch" a pxb-pcie expander
+    (1b36:000b on bus 0) whose root bus holds root ports (1b36:000c, ACS
+    cap 0x5f) with a GPU and a virtio NIC (ats=on); intel-iommu with
+    device-iotlb. With `dt`, ACS DT is set on those root ports and ATS is
+    enabled on both ends (translated P2P)."""
+    h = Host("emulated-dt" if dt else "emulated")
+    h.group_type = "DMA"
+    h.modules += ["kvmai"]
+    h.hugepages = {"1048576kB": 0, "2048kB": 512}
+    h.mem_kb = 8 * 1024 * 1024
+    r0 = h.root(0x00, numa=0)
+    r0.add(0x00, 0, INTEL, 0x29C0, HOST_BRIDGE, pcie=False)
+    r0.add(0x01, 0, 0x1234, 0x1111, VGA, pcie=False, boot_vga=True, driver="bochs-drm")
+    r0.add(0x02, 0, 0x1B36, 0x000B, HOST_BRIDGE, pcie=False, rev=0)
+    r0.add(0x03, 0, 0x1B36, 0x000B, HOST_BRIDGE, pcie=False, rev=0)
+    r0.add(0x1F, 0, INTEL, 0x2918, 0x060100, pcie=False)
+    ctl = ACS_KERNEL_DEFAULT | (DT if dt else 0)
+    for n, bus in enumerate((0x20, 0x40)):
+        r = h.root(bus, numa=n)
+        rp_a = r.add(0x00, 0, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=bus + 1,
+                     acs=(ACS_CAP_FULL, ctl), driver="pcieport")
+        rp_b = r.add(0x01, 0, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=bus + 2,
+                     acs=(ACS_CAP_FULL, ctl), driver="pcieport")
+        rp_a.add(0x00, 0, NVIDIA, 0x2330, GPU_3D, driver="vfio-pci", ats=dt, mps=128, mrrs=512)
+        rp_b.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver="virtio-pci", ats=dt, mps=128, mrrs=512)
+    return h
+
+
+def unprivileged():
+    """The multi-function host read by a non-root user: 64 bytes of config
+    space each, so capabilities are unknown."""
+    h = multifunction()
+    h.name, h.config_size = "unprivileged", 64
+    return h
+
+
+HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
+         lambda: emulated(True), unprivileged]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    for make in HOSTS:
+        host = make()
+        emit(host, out)
+        print("wrote %s/%s (%d functions)" % (out, host.name, len(host.devices)))
+
+
+if __name__ == "__main__":
+    main()
