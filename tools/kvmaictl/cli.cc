@@ -210,6 +210,12 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
     return kExitOk;
   }
 
+  // An option Boost did not know, before any object word.
+  if (words.front().starts_with('-')) {
+    report(err, {"", "unrecognised option '" + words.front() + "'", main_usage()});
+    return kExitUsage;
+  }
+
   const Object* obj = nullptr;
   const Command* cmd = nullptr;
   Args args;

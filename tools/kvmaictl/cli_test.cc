@@ -1,0 +1,102 @@
+#include "cli.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace kvmaictl {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_cli;
+using ::testing::StartsWith;
+
+TEST(MatchWord, ExactBeatsPrefix) {
+  EXPECT_EQ(match_word("show", {"show", "showall"}, "command"), 0U);
+  EXPECT_EQ(match_word("sh", {"add", "show"}, "command"), 1U);
+}
+
+TEST(MatchWord, AmbiguousPrefixNamesTheCandidates) {
+  try {
+    match_word("s", {"set", "show"}, "command");
+    FAIL() << "no throw";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "command \"s\" is ambiguous (set, show)");
+  }
+}
+
+TEST(MatchWord, TypoSuggests) {
+  try {
+    match_word("tpoo", {"check", "topo", "version"}, "object");
+    FAIL() << "no throw";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "object \"tpoo\" is unknown (did you mean \"topo\"?)");
+  }
+  EXPECT_EQ(suggest("zzzzzz", {"topo"}), "");
+}
+
+TEST(Cli, ObjectsAreRegisteredAndSorted) {
+  std::vector<std::string> names;
+  for (const auto& o : objects()) {
+    names.emplace_back(o.name);
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("check", "topo", "version"));
+}
+
+TEST(Cli, HelpAtEveryLevelOpensNoSocket) {
+  for (const Args& a : std::vector<Args>{{"help"},
+                                         {"-h"},
+                                         {"topo", "help"},
+                                         {"topo", "show", "help"},
+                                         {"topo", "show", "--help"},
+                                         {"version", "help"},
+                                         {"check", "-h"}}) {
+    const auto r = run_cli(a);
+    EXPECT_EQ(r.rc, kExitOk) << a.front();
+    EXPECT_THAT(r.out, StartsWith("Usage: kvmaictl")) << a.front();
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(Cli, NoObjectIsUsageError) {
+  const auto r = run_cli({});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err, StartsWith("Error: missing OBJECT\nUsage: kvmaictl"));
+}
+
+TEST(Cli, UnknownObjectSuggests) {
+  const auto r = run_cli({"vresion"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err,
+              StartsWith("Error: object \"vresion\" is unknown (did you mean \"version\"?)\n"));
+}
+
+TEST(Cli, UnknownCommandSuggestsAndPrintsObjectUsage) {
+  const auto r = run_cli({"topo", "shwo"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err,
+              StartsWith("Error: topo: command \"shwo\" is unknown (did you mean \"show\"?)\n"
+                         "Usage: kvmaictl topo show"));
+}
+
+TEST(Cli, BadOptionIsUsageErrorWithCommandPrefix) {
+  const auto r = run_cli({"topo", "show", "--frob"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err, StartsWith("Error: topo show: unrecognised option '--frob'\nUsage: "));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, BadGlobalOptionIsUsageError) {
+  const auto r = run_cli({"--frob", "version"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("unrecognised option '--frob'"));
+}
+
+TEST(Cli, PrefixesOfObjectAndCommandWork) {
+  const auto r = run_cli({"to", "sh", "--sysfs-root", testing::testdata("flat/sys")});
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+}
+
+}  // namespace
+}  // namespace kvmaictl

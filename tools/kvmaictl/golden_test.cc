@@ -1,0 +1,82 @@
+// Whole-command outputs over the fixture trees, compared with the golden
+// files in testdata/golden/. To refresh them after an intended change:
+//   KVMAICTL_UPDATE_GOLDENS=1 ctest --test-dir build/tools -R Golden
+// and review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace kvmaictl {
+namespace {
+
+using testing::read_text;
+using testing::run_cli;
+using testing::testdata;
+
+const std::vector<std::string> kFixtures{"hgx",       "flat",     "multifunction", "noacs",
+                                         "iommu-off", "emulated", "emulated-dt",   "unprivileged"};
+
+struct Case {
+  std::string fixture;
+  std::string object;  // topo, check
+  bool json;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.fixture << ' ' << c.object << (c.json ? " -j" : "");
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n =
+      info.param.fixture + "_" + info.param.object + (info.param.json ? "_json" : "_text");
+  for (auto& c : n) {
+    c = c == '-' ? '_' : c;
+  }
+  return n;
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> v;
+  for (const auto& f : kFixtures) {
+    for (const char* obj : {"topo", "check"}) {
+      v.push_back({f, obj, false});
+      v.push_back({f, obj, true});
+    }
+  }
+  return v;
+}
+
+class Golden : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Golden, MatchesFile) {
+  const Case& c = GetParam();
+  Args args;
+  if (c.json) {
+    args.emplace_back("-p");
+  }
+  args.insert(args.end(), {c.object, "--sysfs-root", testdata(c.fixture + "/sys")});
+  if (c.object == "check") {
+    args.insert(args.end(), {"--procfs-root", testdata(c.fixture + "/proc")});
+  }
+  const auto r = run_cli(args);
+  ASSERT_TRUE(r.rc == kExitOk || (c.object == "check" && r.rc == kExitFailed)) << r.err;
+  if (c.json) {
+    EXPECT_TRUE(nlohmann::json::accept(r.out));
+  }
+  const std::string path =
+      testdata("golden/" + c.fixture + "." + c.object + (c.json ? ".json" : ".txt"));
+  if (std::getenv("KVMAICTL_UPDATE_GOLDENS") != nullptr) {
+    std::ofstream(path) << r.out;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  EXPECT_EQ(r.out, read_text(path)) << "output differs from " << path;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, ::testing::ValuesIn(all_cases()), case_name);
+
+}  // namespace
+}  // namespace kvmaictl

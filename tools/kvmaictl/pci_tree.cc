@@ -1,0 +1,191 @@
+#include "pci_tree.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+namespace kvmaictl {
+namespace {
+
+constexpr std::uint16_t kQemuVendor = 0x1b36;
+constexpr std::uint16_t kQemuPxbPcie = 0x000b;
+
+std::vector<std::string> split_path(const std::string& p) {
+  std::vector<std::string> parts;
+  std::istringstream s(p);
+  for (std::string part; std::getline(s, part, '/');) {
+    if (!part.empty()) {
+      parts.push_back(part);
+    }
+  }
+  return parts;
+}
+
+std::optional<int> opt_int(const TreeReader& sys, const std::string& rel) {
+  const auto v = read_int(sys, rel, 10);
+  if (!v) {
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+PciDevice read_device(const TreeReader& sys, const std::string& bdf) {
+  const std::string rel = "bus/pci/devices/" + bdf;
+  PciDevice d;
+  d.bdf = bdf;
+  d.sysfs_path = sys.resolve(rel).value_or("");
+  const auto parts = split_path(d.sysfs_path);
+  // devices / pciDDDD:BB / bridge... / self
+  if (parts.size() >= 3 && parts[0] == "devices") {
+    d.root = parts[1];
+    for (std::size_t i = 2; i + 1 < parts.size(); ++i) {
+      if (looks_like_bdf(parts[i])) {
+        d.parents.push_back(parts[i]);
+      }
+    }
+  }
+  d.class_code = static_cast<std::uint32_t>(read_int(sys, rel + "/class", 16).value_or(0));
+  d.vendor = static_cast<std::uint16_t>(read_int(sys, rel + "/vendor", 16).value_or(0));
+  d.device = static_cast<std::uint16_t>(read_int(sys, rel + "/device", 16).value_or(0));
+  if (const auto n = opt_int(sys, rel + "/numa_node"); n && *n >= 0) {
+    d.numa_node = n;
+  }
+  if (const auto g = link_name(sys, rel + "/iommu_group")) {
+    d.iommu_group = std::stoi(*g);
+    d.iommu_group_type = read_line(sys, "kernel/iommu_groups/" + *g + "/type").value_or("");
+  }
+  d.driver = link_name(sys, rel + "/driver").value_or("");
+  if (const auto cfg = sys.read(rel + "/config")) {
+    const auto* data = reinterpret_cast<const std::uint8_t*>(cfg->data());
+    d.config = parse_config({data, cfg->size()});
+  }
+  d.current_link_speed = read_line(sys, rel + "/current_link_speed").value_or("");
+  d.max_link_speed = read_line(sys, rel + "/max_link_speed").value_or("");
+  d.current_link_width = opt_int(sys, rel + "/current_link_width");
+  d.max_link_width = opt_int(sys, rel + "/max_link_width");
+  d.sriov_totalvfs = opt_int(sys, rel + "/sriov_totalvfs");
+  d.sriov_numvfs = opt_int(sys, rel + "/sriov_numvfs");
+  d.is_virtfn = sys.exists(rel + "/physfn");
+  d.boot_vga = read_line(sys, rel + "/boot_vga").value_or("0") == "1";
+  return d;
+}
+
+Role role_from_config(const PciDevice& d) {
+  switch (d.config.pcie->type) {
+    case PortType::root_port:
+      return Role::root_port;
+    case PortType::upstream_port:
+      return Role::upstream_port;
+    case PortType::downstream_port:
+      return Role::downstream_port;
+    default:
+      return Role::bridge;
+  }
+}
+
+}  // namespace
+
+std::string role_name(Role r) {
+  switch (r) {
+    case Role::endpoint:
+      return "endpoint";
+    case Role::root_port:
+      return "root-port";
+    case Role::upstream_port:
+      return "upstream-port";
+    case Role::downstream_port:
+      return "downstream-port";
+    case Role::bridge:
+      return "bridge";
+  }
+  return "unknown";
+}
+
+bool looks_like_bdf(std::string_view s) {
+  // DDDD:BB:DD.F
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') {
+    return false;
+  }
+  for (const std::size_t i : {0U, 1U, 2U, 3U, 5U, 6U, 8U, 9U, 11U}) {
+    if (std::isxdigit(static_cast<unsigned char>(s[i])) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool PciDevice::is_gpu() const {
+  const auto c = class_and_subclass();
+  return (c == 0x0302 || c == 0x0300) && !boot_vga;
+}
+
+bool PciDevice::is_nic() const {
+  const auto c = class_and_subclass();
+  return (c == 0x0200 || c == 0x0207) && !is_virtfn;
+}
+
+const PciDevice* PciTree::find(std::string_view bdf) const {
+  const auto it =
+      std::lower_bound(devices_.begin(), devices_.end(), bdf,
+                       [](const PciDevice& d, std::string_view b) { return d.bdf < b; });
+  return it != devices_.end() && it->bdf == bdf ? &*it : nullptr;
+}
+
+const PciRoot* PciTree::root(const std::string& name) const {
+  const auto it = roots_.find(name);
+  return it == roots_.end() ? nullptr : &it->second;
+}
+
+PciTree PciTree::read(const TreeReader& sys) {
+  PciTree t;
+  for (const auto& name : sys.list("bus/pci/devices")) {
+    if (looks_like_bdf(name)) {
+      t.devices_.push_back(read_device(sys, name));
+    }
+  }
+  std::sort(t.devices_.begin(), t.devices_.end(),
+            [](const PciDevice& a, const PciDevice& b) { return a.bdf < b.bdf; });
+
+  // Roots, and which domains have expanders on bus 0 ("0000:00:").
+  std::vector<std::string> pxb_domains;
+  for (const auto& d : t.devices_) {
+    if (!d.root.empty()) {
+      t.roots_.try_emplace(d.root, PciRoot{d.root, false});
+    }
+    if (d.vendor == kQemuVendor && d.device == kQemuPxbPcie && d.bdf.substr(5, 2) == "00") {
+      pxb_domains.push_back(d.bdf.substr(0, 4));
+    }
+  }
+  for (auto& [name, root] : t.roots_) {
+    // "pciDDDD:BB"
+    const std::string domain = name.substr(3, 4);
+    const std::string bus = name.size() >= 10 ? name.substr(8, 2) : "";
+    root.expander = bus != "00" &&
+                    std::find(pxb_domains.begin(), pxb_domains.end(), domain) != pxb_domains.end();
+  }
+
+  // Port roles: from the PCIe capability when readable, else from the
+  // position in the hierarchy (below a root or downstream port sits an
+  // upstream port; below an upstream port, downstream ports).
+  for (auto& d : t.devices_) {
+    if (!d.is_bridge()) {
+      d.role = Role::endpoint;
+    } else if (d.config.pcie) {
+      d.role = role_from_config(d);
+    } else if (!d.config.caps_known) {
+      const PciDevice* parent = d.parents.empty() ? nullptr : t.find(d.parents.back());
+      if (parent == nullptr) {
+        d.role = Role::root_port;
+      } else if (parent->role == Role::upstream_port) {
+        d.role = Role::downstream_port;
+      } else {
+        d.role = Role::upstream_port;
+      }
+    } else {
+      d.role = Role::bridge;  // conventional PCI-to-PCI bridge
+    }
+  }
+  return t;
+}
+
+}  // namespace kvmaictl

@@ -1,0 +1,88 @@
+// The PCI hierarchy as sysfs shows it: every function under
+// bus/pci/devices, with its chain of upstream bridges taken from the
+// resolved device path (devices/pciDDDD:BB/<bridge>/.../<device>).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pci_config.h"
+#include "sysfs.h"
+
+namespace kvmaictl {
+
+enum class Role { endpoint, root_port, upstream_port, downstream_port, bridge };
+std::string role_name(Role r);
+
+// A root bus, "pciDDDD:BB" in sysfs.
+//
+// Emulated-host convention: the project's QEMU host models each ACS-capable
+// PCIe switch as a PCIe expander bridge (pxb-pcie, 1b36:000b on bus 0),
+// because QEMU's switch downstream ports lack ACS. Each expander opens a
+// root bus of its own whose root ports play the switch's downstream ports.
+// The expander does not say which bus it opened (QEMU 10 leaves
+// PCI_SECONDARY_BUS, config 0x19, at 0; checked on a q35 guest), so the
+// match is by tree root: when bus 0 of a domain holds a pxb-pcie device,
+// every other root bus of that domain is an expander's and gets kind
+// "expander"; topo treats it as a switch.
+struct PciRoot {
+  std::string name;  // "pci0000:20"
+  bool expander = false;
+};
+
+struct PciDevice {
+  std::string bdf;                   // "0000:18:00.0"
+  std::string root;                  // "pci0000:15"
+  std::vector<std::string> parents;  // upstream bridges, top first
+  std::string sysfs_path;            // "devices/pci0000:15/.../0000:18:00.0"
+  std::uint32_t class_code = 0;      // 24 bits: class, subclass, prog-if
+  std::uint16_t vendor = 0;
+  std::uint16_t device = 0;
+  std::optional<int> numa_node;  // nullopt when the kernel says -1
+  std::optional<int> iommu_group;
+  std::string iommu_group_type;  // "DMA", "DMA-FQ", "identity", ... or ""
+  std::string driver;
+  PciConfig config;
+  std::string current_link_speed;
+  std::string max_link_speed;
+  std::optional<int> current_link_width;
+  std::optional<int> max_link_width;
+  std::optional<int> sriov_totalvfs;
+  std::optional<int> sriov_numvfs;
+  bool is_virtfn = false;  // an SR-IOV VF
+  bool boot_vga = false;
+  Role role = Role::endpoint;
+
+  std::uint16_t class_and_subclass() const { return static_cast<std::uint16_t>(class_code >> 8U); }
+  bool is_bridge() const { return class_and_subclass() == 0x0604; }
+  // GPUs: 3D (0x0302) and VGA (0x0300) controllers, except the boot VGA
+  // device (a BMC's display, or the emulated host's console).
+  bool is_gpu() const;
+  // NICs: Ethernet (0x0200) and InfiniBand (0x0207) physical functions.
+  bool is_nic() const;
+  bool is_pcie() const { return config.pcie.has_value(); }
+};
+
+class PciTree {
+ public:
+  static PciTree read(const TreeReader& sys);
+
+  // Sorted by BDF.
+  const std::vector<PciDevice>& devices() const { return devices_; }
+  const PciDevice* find(std::string_view bdf) const;
+  const std::map<std::string, PciRoot>& roots() const { return roots_; }
+  const PciRoot* root(const std::string& name) const;
+
+ private:
+  std::vector<PciDevice> devices_;
+  std::map<std::string, PciRoot> roots_;
+};
+
+// "0000:18:00.0" shape check.
+bool looks_like_bdf(std::string_view s);
+
+}  // namespace kvmaictl

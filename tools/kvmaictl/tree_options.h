@@ -1,0 +1,25 @@
+// --sysfs-root / --procfs-root, shared by the commands that read the host
+// from its pseudo file systems (topo, check).
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <memory>
+#include <string>
+
+#include "sysfs.h"
+
+namespace kvmaictl {
+
+struct TreeRoots {
+  std::string sysfs = "/sys";
+  std::string procfs = "/proc";
+};
+
+void add_tree_options(boost::program_options::options_description& opts, TreeRoots& roots,
+                      bool with_procfs);
+
+// Opens the sysfs tree; throws OpError when it has no PCI devices directory.
+std::unique_ptr<TreeReader> open_sysfs(const TreeRoots& roots);
+std::unique_ptr<TreeReader> open_procfs(const TreeRoots& roots);
+
+}  // namespace kvmaictl
