@@ -6,6 +6,7 @@
 #   make          build kmod/kvmai.ko, tools/ (kvmaictl) and the selftests
 #   make demo     boot the emulated AI host and show kvmaictl at work
 #   make check    every test: unit, spec, selftests in the emulated host
+#   make bench    benchmarks in the emulated host (figures, not tests)
 #   make install  kvmaictl, its man page and completion (PREFIX=/usr/local)
 #   make regen    regenerate netlink code from Documentation/netlink/specs
 
@@ -36,16 +37,21 @@ selftests:
 # What the emulated host gets under /kvmai.
 vm-payload: all
 	rm -rf $(BUILD)/vm-payload
-	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests
+	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench
 	cp kmod/kvmai.ko $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/vm-payload/bin/
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
+	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
 
 demo: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo
 
 check: vm-payload
 	$(PYTHON) selftests/check.py --ksrc $(KSRC) $(if $(V),-v)
+
+# Figures, not tests: P2P enable/disable against a setpci loop, in the VM.
+bench: vm-payload
+	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario bench
 
 regen:
 	tools/devenv/ynl-regen.sh $(KSRC)
@@ -57,4 +63,4 @@ clean:
 	$(MAKE) -C kmod clean
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod tools selftests vm-payload demo check regen install clean
+.PHONY: all deps kmod tools selftests vm-payload demo check bench regen install clean
