@@ -7,15 +7,15 @@
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <string>
 #include <vector>
-
-extern char** environ;
 
 namespace {
 
@@ -80,9 +80,10 @@ int main(int argc, char** argv) {
     for (const auto& s : samples) {
       rss = std::max(rss, s.max_rss_kb);
     }
-    std::printf("topo%-3s runs %d  wall ms: min %.2f  median %.2f  max %.2f  peak RSS %ld KiB\n",
-                json ? " -j" : "", runs, samples.front().ms, samples[samples.size() / 2].ms,
-                samples.back().ms, rss);
+    std::cout << std::fixed << std::setprecision(2) << "topo" << (json ? " -j" : "   ") << "  runs "
+              << runs << "  wall ms: min " << samples.front().ms << "  median "
+              << samples[samples.size() / 2].ms << "  max " << samples.back().ms << "  peak RSS "
+              << rss << " KiB\n";
   }
   return 0;
 }

@@ -9,8 +9,6 @@
 #include "cli.h"
 #include "tree_options.h"
 
-namespace po = boost::program_options;
-
 namespace kvmaictl {
 namespace {
 
@@ -118,6 +116,7 @@ CheckResult check_acs(const Host& h) {
   }
   if (!redirected.empty()) {
     std::vector<std::string> cmds;
+    cmds.reserve(fix_ports.size());
     for (const auto& [port, ctl] : fix_ports) {
       cmds.push_back("setpci -s " + port + " ECAP_ACS+6.w=" + hex4(ctl));
     }
@@ -350,9 +349,10 @@ CheckResult check_pmu(const Host& h) {
       return {"pmu", Status::pass, m + ".enable_mediated_pmu=Y", ""};
     }
     const std::string dash = m == "kvm_intel" ? "kvm-intel" : "kvm-amd";
-    return {"pmu", Status::warn, m + ".enable_mediated_pmu=" + *v + " (emulated vPMU)",
-            "modprobe -r " + m + " && modprobe " + m + " enable_mediated_pmu=1 (or boot with " +
-                dash + ".enable_mediated_pmu=1)"};
+    std::string fix = "modprobe -r " + m;
+    fix += " && modprobe " + m + " enable_mediated_pmu=1 (or boot with ";
+    fix += dash + ".enable_mediated_pmu=1)";
+    return {"pmu", Status::warn, m + ".enable_mediated_pmu=" + *v + " (emulated vPMU)", fix};
   }
   return {"pmu", Status::fail, "neither kvm_intel nor kvm_amd loaded", "modprobe kvm_intel"};
 }
@@ -395,13 +395,7 @@ const std::vector<std::pair<std::string, CheckFn>>& table() {
 
 void show(const Args& args, Context& ctx) {
   TreeRoots roots;
-  std::string only;
-  po::options_description opts;
-  add_tree_options(opts, roots, true);
-  opts.add_options()("name", po::value(&only));
-  po::positional_options_description pos;
-  pos.add("name", 1);
-  parse_args(args, opts, pos);
+  std::string only = parse_tree_args(args, roots, true);
   std::vector<std::string_view> ids(check_ids().begin(), check_ids().end());
   if (!only.empty()) {
     only = std::string(ids[match_word(only, ids, "check")]);

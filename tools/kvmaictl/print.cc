@@ -63,56 +63,38 @@ void Printer::put_text(std::string_view value, Col col) {
   }
 }
 
-void Printer::print_string(std::string_view key, std::string_view value, Col col, Show show) {
+void Printer::field(std::string_view key, Json value, std::string_view text, Col col, Show show) {
   if (json()) {
     if (show != Show::text_only) {
-      put(key, std::string(value));
+      put(key, std::move(value));
     }
   } else if (show != Show::json_only) {
-    put_text(value, col);
+    put_text(text, col);
   }
+}
+
+void Printer::print_string(std::string_view key, std::string_view value, Col col, Show show) {
+  field(key, std::string(value), value, col, show);
 }
 
 void Printer::print_uint(std::string_view key, std::uint64_t value, Col col, Show show) {
-  if (json()) {
-    if (show != Show::text_only) {
-      put(key, value);
-    }
-  } else if (show != Show::json_only) {
-    put_text(std::to_string(value), col);
-  }
+  field(key, value, std::to_string(value), col, show);
 }
 
 void Printer::print_int(std::string_view key, std::int64_t value, Col col, Show show) {
-  if (json()) {
-    if (show != Show::text_only) {
-      put(key, value);
-    }
-  } else if (show != Show::json_only) {
-    put_text(std::to_string(value), col);
-  }
+  field(key, value, std::to_string(value), col, show);
 }
 
 void Printer::print_bool(std::string_view key, bool value, Col col, Show show) {
-  if (json()) {
-    if (show != Show::text_only) {
-      put(key, value);
-    }
-  } else if (show != Show::json_only) {
-    put_text(value ? "yes" : "no", col);
-  }
+  field(key, value, value ? "yes" : "no", col, show);
 }
 
 void Printer::print_opt_int(std::string_view key, std::optional<std::int64_t> value, Col col,
                             std::string_view unknown_text, Show show) {
   if (value) {
     print_int(key, *value, col, show);
-  } else if (json()) {
-    if (show != Show::text_only) {
-      put(key, nullptr);
-    }
-  } else if (show != Show::json_only) {
-    put_text(unknown_text, col);
+  } else {
+    field(key, nullptr, unknown_text, col, show);
   }
 }
 
@@ -120,32 +102,19 @@ void Printer::print_opt_string(std::string_view key, const std::optional<std::st
                                Col col, std::string_view unknown_text, Show show) {
   if (value) {
     print_string(key, *value, col, show);
-  } else if (json()) {
-    if (show != Show::text_only) {
-      put(key, nullptr);
-    }
-  } else if (show != Show::json_only) {
-    put_text(unknown_text, col);
+  } else {
+    field(key, nullptr, unknown_text, col, show);
   }
 }
 
 void Printer::print_string_list(std::string_view key, const std::vector<std::string>& values,
                                 Col col, Show show) {
-  if (json()) {
-    if (show != Show::text_only) {
-      put(key, values);
-    }
-    return;
-  }
-  if (show == Show::json_only) {
-    return;
-  }
   std::string joined;
   for (const auto& v : values) {
     joined += joined.empty() ? "" : ",";
     joined += v;
   }
-  put_text(joined.empty() ? "-" : joined, col);
+  field(key, values, joined.empty() ? "-" : joined, col, show);
 }
 
 void Printer::print_json(std::string_view key, Json value) {

@@ -72,6 +72,8 @@ class Printer {
 
  private:
   void put(std::string_view key, Json value);
+  // One field: `value` into the JSON document, or `text` on the terminal.
+  void field(std::string_view key, Json value, std::string_view text, Col col, Show show);
   void put_text(std::string_view value, Col col);
 
   std::ostream& out_;

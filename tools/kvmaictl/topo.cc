@@ -7,8 +7,6 @@
 #include "topology.h"
 #include "tree_options.h"
 
-namespace po = boost::program_options;
-
 namespace kvmaictl {
 namespace {
 
@@ -137,13 +135,7 @@ bool wanted(const Named& n, const std::string& filter) {
 
 void show(const Args& args, Context& ctx) {
   TreeRoots roots;
-  std::string filter;
-  po::options_description opts;
-  add_tree_options(opts, roots, false);
-  opts.add_options()("dev", po::value(&filter));
-  po::positional_options_description pos;
-  pos.add("dev", 1);
-  parse_args(args, opts, pos);
+  const std::string filter = parse_tree_args(args, roots, false);
 
   const auto sys = open_sysfs(roots);
   const Topology topo(PciTree::read(*sys));

@@ -55,7 +55,7 @@ TEST(TopoJson, EmulatedGpu0Nic0IsPixThroughExpanderAndRedirected) {
   EXPECT_EQ(p["gpu"], "gpu0");
   EXPECT_EQ(p["nic"], "nic0");
   EXPECT_EQ(p["path"], "PIX");
-  EXPECT_EQ(p["switches"], nlohmann::json::array({"sw0"}));
+  EXPECT_EQ(p["switches"], nlohmann::ordered_json::array({"sw0"}));
   EXPECT_EQ(j["switches"][0]["kind"], "expander");
   EXPECT_EQ(p["verdict"], "root-complex");
   EXPECT_EQ(p["redirects"].size(), 4U);

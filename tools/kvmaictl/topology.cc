@@ -61,11 +61,13 @@ std::string Topology::switch_name(const std::string& key) const {
 }
 
 std::string Topology::switch_of(const PciDevice& d) const {
-  for (auto it = d.parents.rbegin(); it != d.parents.rend(); ++it) {
-    const PciDevice* p = tree_.find(*it);
-    if (p != nullptr && p->role == Role::upstream_port) {
-      return switch_name(p->bdf);
-    }
+  // The nearest upstream port above the device.
+  const auto usp = std::find_if(d.parents.rbegin(), d.parents.rend(), [&](const std::string& bdf) {
+    const PciDevice* p = tree_.find(bdf);
+    return p != nullptr && p->role == Role::upstream_port;
+  });
+  if (usp != d.parents.rend()) {
+    return switch_name(*usp);
   }
   const PciRoot* r = tree_.root(d.root);
   return r != nullptr && r->expander ? switch_name(d.root) : "";

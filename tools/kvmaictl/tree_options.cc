@@ -6,13 +6,21 @@ namespace po = boost::program_options;
 
 namespace kvmaictl {
 
-void add_tree_options(po::options_description& opts, TreeRoots& roots, bool with_procfs) {
+std::string parse_tree_args(const std::vector<std::string>& args, TreeRoots& roots,
+                            bool with_procfs) {
+  std::string operand;
+  po::options_description opts;
+  opts.add_options()("operand", po::value(&operand));
   opts.add_options()("sysfs-root", po::value(&roots.sysfs)->value_name("DIR"),
                      "read sysfs from DIR (default /sys)");
   if (with_procfs) {
     opts.add_options()("procfs-root", po::value(&roots.procfs)->value_name("DIR"),
                        "read procfs from DIR (default /proc)");
   }
+  po::positional_options_description pos;
+  pos.add("operand", 1);
+  parse_args(args, opts, pos);
+  return operand;
 }
 
 std::unique_ptr<TreeReader> open_sysfs(const TreeRoots& roots) {

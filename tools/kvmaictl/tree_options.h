@@ -15,8 +15,10 @@ struct TreeRoots {
   std::string procfs = "/proc";
 };
 
-void add_tree_options(boost::program_options::options_description& opts, TreeRoots& roots,
-                      bool with_procfs);
+// Parses `[OPERAND] --sysfs-root DIR [--procfs-root DIR]`; returns OPERAND
+// or "".
+std::string parse_tree_args(const std::vector<std::string>& args, TreeRoots& roots,
+                            bool with_procfs);
 
 // Opens the sysfs tree; throws OpError when it has no PCI devices directory.
 std::unique_ptr<TreeReader> open_sysfs(const TreeRoots& roots);
