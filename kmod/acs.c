@@ -8,6 +8,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 
@@ -23,14 +24,39 @@ u16 kvmai_port_read(struct pci_dev *pdev)
 	return ctl;
 }
 
-static void kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
+#ifdef KVMAI_HAVE_ACS_OVERRIDE
+/*
+ * Through the PCI core: the change survives the kernel's reprogramming of
+ * ACS after a reset, is refused during one, and the core logs it.  Setting
+ * the saved word drops the override, which restores the kernel's policy.
+ */
+static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
+{
+	u16 mask = KVMAI_ACS_REDIR | PCI_ACS_DT;
+	int ret, tries = 0;
+
+	if (val == port->saved)
+		mask = 0;
+	mask &= port->cap;
+	/* Restoring must not fail: wait out a reset (a few seconds at most). */
+	while ((ret = pci_acs_override(port->pdev, mask, val)) == -EBUSY &&
+	       !mask && ++tries < 100)
+		msleep(50);
+	if (ret)
+		pci_warn(port->pdev, "kvmai: ACS override for group %s failed: %d\n", group, ret);
+	return ret;
+}
+#else
+static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
 {
 	u16 old = kvmai_port_read(port->pdev);
 
 	pci_write_config_word(port->pdev, port->acs_pos + PCI_ACS_CTRL, val);
 	pci_info(port->pdev, "kvmai: ACS control %#06x -> %#06x (group %s)\n",
 		 old, val, group);
+	return 0;
 }
+#endif
 
 struct kvmai_port *kvmai_port_find(struct pci_dev *pdev)
 {
@@ -81,9 +107,18 @@ struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *gr
 	port->saved = kvmai_port_read(pdev);
 	port->target = want;
 	port->users = 1;
+	if (want != port->saved) {
+		ret = kvmai_port_write(port, want, group);
+		if (ret) {
+			NL_SET_ERR_MSG_FMT(extack, "port %s: ACS change refused (%d)%s",
+					   pci_name(pdev), ret,
+					   ret == -EBUSY ? ": it is being reset, try again" : "");
+			pci_dev_put(port->pdev);
+			kfree(port);
+			return ERR_PTR(ret);
+		}
+	}
 	list_add_tail(&port->node, &kvmai_ports);
-	if (want != port->saved)
-		kvmai_port_write(port, want, group);
 	return port;
 }
 

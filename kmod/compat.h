@@ -9,6 +9,8 @@
 
 #include <linux/slab.h>
 
+#include <uapi/linux/kvmai.h>
+
 /* Typed allocation helpers arrived in 7.0; kvmai only allocates GFP_KERNEL. */
 #ifndef kzalloc_obj
 #define kzalloc_obj(P, ...) kzalloc(sizeof(P), GFP_KERNEL)
@@ -16,5 +18,18 @@
 #ifndef kmalloc_obj
 #define kmalloc_obj(P, ...) kmalloc(sizeof(P), GFP_KERNEL)
 #endif
+
+/* What the module was built with, for status-get (enum kvmai_feature). */
+#ifdef KVMAI_HAVE_ACS_OVERRIDE
+#define KVMAI_FEATURE_ACS KVMAI_FEATURE_ACS_OVERRIDE
+#else
+#define KVMAI_FEATURE_ACS 0
+#endif
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+#define KVMAI_FEATURE_VFIO KVMAI_FEATURE_VFIO_NOTIFY
+#else
+#define KVMAI_FEATURE_VFIO 0
+#endif
+#define KVMAI_FEATURES (KVMAI_FEATURE_ACS | KVMAI_FEATURE_VFIO)
 
 #endif /* _KVMAI_COMPAT_H */

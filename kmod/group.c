@@ -392,8 +392,8 @@ void kvmai_groups_release_owner(struct net *net, u32 portid)
 	}
 }
 
-/* A device is leaving its driver: a member leaving vfio-pci ends P2P. */
-void kvmai_groups_device_unbind(struct pci_dev *pdev)
+/* Disable every enabled group @pdev is a member of, saying @why. */
+static void kvmai_groups_member_gone(struct pci_dev *pdev, const char *why)
 {
 	struct kvmai_group *grp;
 	unsigned long id;
@@ -402,10 +402,22 @@ void kvmai_groups_device_unbind(struct pci_dev *pdev)
 	xa_for_each(&kvmai_groups, id, grp) {
 		if (!grp->enabled || !kvmai_group_member(grp, pdev))
 			continue;
-		pci_info(pdev, "kvmai: left vfio-pci, disabling group %s\n", grp->name);
+		pci_info(pdev, "kvmai: %s, disabling group %s\n", why, grp->name);
 		kvmai_group_disable(grp);
 		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
 	}
+}
+
+/* A device is leaving its driver: a member leaving vfio-pci ends P2P. */
+void kvmai_groups_device_unbind(struct pci_dev *pdev)
+{
+	kvmai_groups_member_gone(pdev, "left vfio-pci");
+}
+
+/* The VMM closed a member: the VM no longer uses it. */
+void kvmai_groups_device_closed(struct pci_dev *pdev)
+{
+	kvmai_groups_member_gone(pdev, "closed by its user");
 }
 
 /* A device is going away: disable what uses it, forget it as a member. */

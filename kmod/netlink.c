@@ -30,7 +30,8 @@ int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info)
 
 	if (nla_put_string(msg, KVMAI_A_STATUS_VERSION, KVMAI_VERSION) ||
 	    nla_put_u32(msg, KVMAI_A_STATUS_API_VERSION, KVMAI_API_VERSION) ||
-	    nla_put_string(msg, KVMAI_A_STATUS_KERNEL, init_utsname()->release))
+	    nla_put_string(msg, KVMAI_A_STATUS_KERNEL, init_utsname()->release) ||
+	    nla_put_u32(msg, KVMAI_A_STATUS_FEATURES, KVMAI_FEATURES))
 		goto err_cancel;
 
 	genlmsg_end(msg, hdr);

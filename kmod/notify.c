@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kvmai - how groups learn that the world changed under them: a member
- * leaving vfio-pci or the bus (PCI bus notifier) and the owning netlink
- * socket closing (netlink notifier; a VMM killed by SIGKILL included).
+ * leaving vfio-pci or the bus (PCI bus notifier), the owning netlink
+ * socket closing (netlink notifier; a VMM killed by SIGKILL included), and,
+ * on kernels with the kvm-ai series, the VMM closing a member (vfio).
  */
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
+#include <linux/vfio.h>
 
 #include "kvmai.h"
 
@@ -46,6 +48,41 @@ static struct notifier_block kvmai_netlink_nb = {
 	.notifier_call = kvmai_netlink_notify,
 };
 
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+/* The VMM let go of a device (last close, even when killed). */
+static int kvmai_vfio_notify(struct notifier_block *nb, unsigned long event, void *data)
+{
+	struct vfio_device *vdev = data;
+
+	if (event == VFIO_DEVICE_NOTIFY_CLOSE && dev_is_pci(vdev->dev))
+		kvmai_groups_device_closed(to_pci_dev(vdev->dev));
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kvmai_vfio_nb = {
+	.notifier_call = kvmai_vfio_notify,
+};
+
+static int kvmai_vfio_register(void)
+{
+	return vfio_register_device_notifier(&kvmai_vfio_nb);
+}
+
+static void kvmai_vfio_unregister(void)
+{
+	vfio_unregister_device_notifier(&kvmai_vfio_nb);
+}
+#else
+static int kvmai_vfio_register(void)
+{
+	return 0;
+}
+
+static void kvmai_vfio_unregister(void)
+{
+}
+#endif
+
 int kvmai_notifiers_register(void)
 {
 	int ret;
@@ -55,12 +92,22 @@ int kvmai_notifiers_register(void)
 		return ret;
 	ret = netlink_register_notifier(&kvmai_netlink_nb);
 	if (ret)
-		bus_unregister_notifier(&pci_bus_type, &kvmai_pci_nb);
+		goto err_bus;
+	ret = kvmai_vfio_register();
+	if (ret)
+		goto err_netlink;
+	return 0;
+
+err_netlink:
+	netlink_unregister_notifier(&kvmai_netlink_nb);
+err_bus:
+	bus_unregister_notifier(&pci_bus_type, &kvmai_pci_nb);
 	return ret;
 }
 
 void kvmai_notifiers_unregister(void)
 {
+	kvmai_vfio_unregister();
 	netlink_unregister_notifier(&kvmai_netlink_nb);
 	bus_unregister_notifier(&pci_bus_type, &kvmai_pci_nb);
 }

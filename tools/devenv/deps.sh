@@ -115,7 +115,11 @@ fi
 
 # linux-source-7.x from trixie-backports, through a private apt state.
 K7=$CACHE/linux-source-7
-if [ ! -f "$K7/.complete" ]; then
+# The series says which base it applies to (patches/base).
+top=$(cd "$(dirname "$0")/../.." && pwd)
+pkg=$(sed -n 's/^package=//p' "$top/patches/base")
+pver=$(sed -n 's/^version=//p' "$top/patches/base")
+if [ ! -f "$K7/.complete" ] || [ "$(cat "$K7/.debversion")" != "$pver" ]; then
 	A=$CACHE/apt-trixie
 	mkdir -p "$A/lists/partial" "$A/archives/partial"
 	cat >"$A/sources.list" <<EOS
@@ -125,11 +129,13 @@ EOS
 	APT=(-o "Dir::Etc::SourceList=$A/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$A/lists" -o "Dir::State::Status=$A/status"
 		-o "Dir::Cache=$A" -o APT::Architecture=amd64)
-	log "looking up linux-source-7.x in trixie-backports"
+	log "looking up $pkg $pver in trixie-backports"
 	apt-get "${APT[@]}" update -qq
-	pkg=$(apt-cache "${APT[@]}" search --names-only '^linux-source-7\.[0-9]+$' |
-		awk '{print $1}' | sort -V | tail -n1)
-	[ -n "$pkg" ] || die "no linux-source-7.x in trixie-backports"
+	avail=$(apt-cache "${APT[@]}" show "$pkg" 2>/dev/null | sed -n 's/^Version: //p')
+	if ! printf '%s\n' $avail | grep -qxF "$pver"; then
+		die "$pkg $pver (patches/base) is not in trixie-backports (has: ${avail:-nothing}); rebase the series"
+	fi
+	pkg="$pkg=$pver"
 	log "downloading $pkg"
 	rm -rf "$K7" "$A/deb" && mkdir -p "$A/deb"
 	(cd "$A/deb" && apt-get "${APT[@]}" -o APT::Sandbox::User=root download -qq "$pkg")

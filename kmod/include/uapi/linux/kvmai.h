@@ -15,6 +15,20 @@
 #define KVMAI_VM_LEN		64
 
 /**
+ * enum kvmai_feature - Kernel interfaces the module found when it was built.
+ * @KVMAI_FEATURE_ACS_OVERRIDE: pci_acs_override() (kvm-ai patch series): ACS
+ *   changes go through the PCI core, survive port resets and are refused
+ *   during them.
+ * @KVMAI_FEATURE_VFIO_NOTIFY: vfio device open/close notifications (kvm-ai
+ *   patch series): a group is disabled when the VMM closes a member, even if
+ *   killed.
+ */
+enum kvmai_feature {
+	KVMAI_FEATURE_ACS_OVERRIDE = 1,
+	KVMAI_FEATURE_VFIO_NOTIFY = 2,
+};
+
+/**
  * enum kvmai_mode - How members of a group reach each other.
  * @KVMAI_MODE_TRANSLATED: ATS-translated requests are routed directly by the
  *   switch (ACS direct translated P2P set on the ports between members);
@@ -57,6 +71,7 @@ enum {
 	KVMAI_A_STATUS_VERSION = 1,
 	KVMAI_A_STATUS_API_VERSION,
 	KVMAI_A_STATUS_KERNEL,
+	KVMAI_A_STATUS_FEATURES,
 
 	__KVMAI_A_STATUS_MAX,
 	KVMAI_A_STATUS_MAX = (__KVMAI_A_STATUS_MAX - 1)

@@ -1,0 +1,165 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# The patch series against its mainline base (patches/base):
+#   kernel.sh check   apply with git am, checkpatch --strict every patch,
+#                     compile the objects the series touches
+#   kernel.sh build   build the small test kernel (patches/kernel.config on
+#                     tinyconfig) and install it where vmhost.py boots it;
+#                     cached by base + series + config, so an unchanged
+#                     series is not rebuilt
+#   kernel.sh config  only apply the series and configure the build tree
+#   kernel.sh dir     print that install directory (empty if not built)
+#
+# Everything lives in $KVMAI_CACHE: a git repository of the base
+# (linux-7-git), one tree with the series applied, and its build output.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${KVMAI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmai}
+JOBS=${JOBS:-2}
+src=$CACHE/linux-source-7
+repo=$CACHE/linux-7-git
+out=$CACHE/kernel-build
+series=$top/patches/series
+fragment=$top/patches/kernel.config
+
+log() { printf 'kernel: %s\n' "$*"; }
+die() { printf 'kernel: error: %s\n' "$*" >&2; exit 1; }
+
+[ -f "$src/.complete" ] || die "no mainline source in $src (run 'make deps')"
+base_ver=$(sed -n 's/^kernel=//p' "$top/patches/base")
+[ "$(cat "$src/.kver")" = "$base_ver" ] ||
+	die "source is $(cat "$src/.kver"), patches/base wants $base_ver (run 'make deps')"
+
+patch_files() {
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series" | while read -r p; do
+		[ -f "$top/patches/$p" ] || die "series names $p, which does not exist"
+		echo "$top/patches/$p"
+	done
+}
+
+key() {
+	{ echo "$base_ver"; cat "$fragment"; patch_files | xargs -r cat; } |
+		sha256sum | cut -c1-16
+}
+
+# A git repository of the pristine base, made once.
+ensure_repo() {
+	[ -f "$repo/.kvmai-base" ] && [ "$(cat "$repo/.kvmai-base")" = "$base_ver" ] && return
+	log "making a git repository of Linux $base_ver (once)"
+	rm -rf "$repo"
+	mkdir -p "$repo"
+	cp -a "$src/." "$repo/"
+	rm -f "$repo/.complete" "$repo/.kver" "$repo/.debversion"
+	git -C "$repo" init -q -b base
+	# Debian's tarball ignores everything in .gitignore: force.
+	git -C "$repo" -c core.autocrlf=false add -A -f
+	git -C "$repo" -c user.name=kvmai -c user.email=kvmai@localhost \
+		commit -q -m "Linux $base_ver"
+	git -C "$repo" tag -f "v$base_ver" >/dev/null
+	echo "$base_ver" >"$repo/.kvmai-base"
+}
+
+# The repository's work tree at base + series.  Files the series does not
+# touch keep their timestamps, so kbuild rebuilds only what changed.
+apply_series() {
+	ensure_repo
+	git -C "$repo" am --abort >/dev/null 2>&1 || true
+	git -C "$repo" checkout -q -B series "v$base_ver"
+	local n=0
+	for p in $(patch_files); do
+		git -C "$repo" -c user.name=kvmai -c user.email=kvmai@localhost \
+			am -q --keep-cr "$p" || die "$(basename "$p") does not apply to $base_ver"
+		n=$((n + 1))
+	done
+	log "applied $n patches to $base_ver"
+}
+
+configure() {
+	mkdir -p "$out"
+	if [ ! -f "$out/.config" ] || [ "$fragment" -nt "$out/.config" ]; then
+		make -s -C "$repo" O="$out" tinyconfig >/dev/null
+		"$repo/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$fragment" >/dev/null
+		make -s -C "$repo" O="$out" olddefconfig >/dev/null
+	fi
+	# Every option of the fragment must have survived Kconfig's dependencies.
+	local bad=0 opt val got
+	while IFS='=' read -r opt val; do
+		case $opt in CONFIG_*) ;; *) continue ;; esac
+		got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" | head -n1)
+		if [ "$val" = n ]; then
+			case $got in "$opt="*) echo "  $opt=n but set: $got" >&2; bad=1 ;; esac
+		elif [ "$got" != "$opt=$val" ]; then
+			echo "  $opt=$val but got: ${got:-absent}" >&2
+			bad=1
+		fi
+	done <"$fragment"
+	[ $bad = 0 ] || die "patches/kernel.config options Kconfig did not accept (above)"
+}
+
+cmd_check() {
+	local p list rc=0 objs=()
+	apply_series
+	list=$(patch_files)
+	[ -n "$list" ] || die "the series is empty"
+	for p in $list; do
+		if ! "$repo/scripts/checkpatch.pl" --strict --quiet --no-summary \
+			--root="$repo" "$p"; then
+			echo "checkpatch: $(basename "$p"): not clean" >&2
+			rc=1
+		else
+			echo "checkpatch: $(basename "$p"): 0 errors, 0 warnings, 0 checks"
+		fi
+	done
+	configure
+	# The C files the series adds or modifies, as objects to compile.
+	mapfile -t objs < <(git -C "$repo" diff --name-only --diff-filter=AM "v$base_ver" series -- '*.c' |
+		sed 's/\.c$/.o/')
+	if [ ${#objs[@]} -gt 0 ]; then
+		log "compiling ${objs[*]}"
+		make -s -C "$repo" O="$out" -j"$JOBS" prepare >/dev/null
+		make -C "$repo" O="$out" -j"$JOBS" W=1 "${objs[@]}" 2>&1 | grep -v "^make\[" || true
+		for o in "${objs[@]}"; do
+			[ -f "$out/$o" ] || { echo "compile: $o failed" >&2; rc=1; }
+		done
+	fi
+	return $rc
+}
+
+install_dir() {
+	echo "$CACHE/kernel/$(key)"
+}
+
+cmd_build() {
+	local dest kver t0=$SECONDS
+	dest=$(install_dir)
+	if [ -f "$dest/.complete" ]; then
+		log "up to date: $dest"
+		return
+	fi
+	apply_series
+	configure
+	log "building in $out (-j$JOBS)"
+	make -C "$repo" O="$out" -j"$JOBS" bzImage modules 2>&1 |
+		grep -E "error|warning:|^  (CC|LD|AR|AS)" | awk '/error|warning:/ {print; next} {n++} n % 500 == 0 {print "kernel: " n " steps"}'
+	[ "${PIPESTATUS[0]}" -eq 0 ] || die "build failed"
+	kver=$(make -s -C "$repo" O="$out" kernelrelease)
+	rm -rf "$dest"
+	mkdir -p "$dest/boot"
+	cp "$out/arch/x86/boot/bzImage" "$dest/boot/vmlinuz-$kver"
+	cp "$out/.config" "$dest/boot/config-$kver"
+	make -s -C "$repo" O="$out" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
+	# kbuild tree for out-of-tree modules (kvmai.ko) against this kernel.
+	ln -sfn "$out" "$dest/build"
+	touch "$dest/.complete"
+	log "installed $kver in $dest after $((SECONDS - t0))s"
+}
+
+case ${1:-} in
+config) apply_series && configure ;;
+check) cmd_check ;;
+build) cmd_build ;;
+dir) d=$(install_dir); [ -f "$d/.complete" ] && echo "$d" || true ;;
+*) die "usage: kernel.sh check|build|config|dir" ;;
+esac
