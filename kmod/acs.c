@@ -74,8 +74,7 @@ int kvmai_port_check(struct pci_dev *pdev, u16 want, struct netlink_ext_ack *ext
 	struct kvmai_port *port = kvmai_port_find(pdev);
 
 	if (port && port->target != want) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "port %s is programmed for another group with ACS control %#06x, this group needs %#06x",
+		NL_SET_ERR_MSG_FMT(extack, "port %s holds ACS %#06x for another group, not %#06x",
 				   pci_name(pdev), port->target, want);
 		return -EBUSY;
 	}

@@ -18,9 +18,6 @@ static DEFINE_XARRAY_ALLOC1(kvmai_groups);
 /* Set at module unload: no group may be created after the final sweep. */
 static bool kvmai_closing;
 
-/* Bigger groups than a host has GPUs and NICs make no sense. */
-#define KVMAI_GROUP_MAX_MEMBERS 16
-
 struct kvmai_group *kvmai_group_find(const char *name)
 {
 	struct kvmai_group *grp;
@@ -182,9 +179,8 @@ static int kvmai_group_plan(struct kvmai_group *grp, struct kvmai_topo *topo,
 		ret = -EOPNOTSUPP;
 		break;
 	case KVMAI_PLAN_FOREIGN:
-		NL_SET_ERR_MSG_FMT(extack,
-				   "direct mode would let members reach %s below %s, which is not in group %s",
-				   dev, port, grp->name);
+		NL_SET_ERR_MSG_FMT(extack, "direct mode: %s below %s is not a member",
+				   dev, port);
 		ret = -EPERM;
 		break;
 	default:
@@ -222,7 +218,7 @@ int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 
 	lockdep_assert_held(&kvmai_lock);
 	if (grp->enabled) {
-		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it to change members",
+		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it first",
 				   grp->name);
 		return -EBUSY;
 	}
@@ -245,9 +241,9 @@ int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 		NL_SET_ERR_MSG_FMT(extack, "%s belongs to group %s", pci_name(pdev), other->name);
 		return -EBUSY;
 	}
-	if (grp->nmembers == KVMAI_GROUP_MAX_MEMBERS) {
+	if (grp->nmembers == KVMAI_PLAN_MAX_MEMBERS) {
 		NL_SET_ERR_MSG_FMT(extack, "group %s is full (%d members)", grp->name,
-				   KVMAI_GROUP_MAX_MEMBERS);
+				   KVMAI_PLAN_MAX_MEMBERS);
 		return -ENOSPC;
 	}
 
@@ -268,7 +264,7 @@ int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 
 	lockdep_assert_held(&kvmai_lock);
 	if (grp->enabled) {
-		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it to change members",
+		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it first",
 				   grp->name);
 		return -EBUSY;
 	}
@@ -290,8 +286,7 @@ static void kvmai_group_warn(struct kvmai_group *grp, struct netlink_ext_ack *ex
 	for (unsigned int i = 0; i < grp->npairs; i++) {
 		if (grp->pairs[i].type != KVMAI_PATH_TYPE_NONE)
 			continue;
-		NL_SET_ERR_MSG_FMT(extack,
-				   "%s and %s share no host bridge: their traffic crosses the root complex and IOMMU",
+		NL_SET_ERR_MSG_FMT(extack, "%s and %s share no host bridge: P2P goes via the IOMMU",
 				   grp->pairs[i].a, grp->pairs[i].b);
 		return;
 	}
@@ -387,6 +382,7 @@ void kvmai_groups_release_owner(struct net *net, u32 portid)
 		if (grp->owner_portid != portid || !net_eq(read_pnet(&grp->owner_net), net))
 			continue;
 		pr_info("group %s: owner socket closed, deleting\n", grp->name);
+		kvmai_group_disable(grp);
 		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
 		kvmai_group_del(grp);
 	}
@@ -420,6 +416,39 @@ void kvmai_groups_device_closed(struct pci_dev *pdev)
 	kvmai_groups_member_gone(pdev, "closed by its user");
 }
 
+/*
+ * A device appeared (hot-plug, rescan, new VFs): an enabled direct group
+ * whose plan no longer holds, because a newcomer sits below a bridge where
+ * its members' traffic turns around, must close again.
+ */
+void kvmai_groups_device_added(struct pci_dev *pdev)
+{
+	struct kvmai_group *grp;
+	struct kvmai_topo topo;
+	struct kvmai_plan *plan;
+	unsigned long id;
+
+	plan = kmalloc_obj(*plan);
+	if (!plan)
+		return;
+	guard(mutex)(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp) {
+		int ret;
+
+		if (!grp->enabled || grp->mode != KVMAI_MODE_DIRECT)
+			continue;
+		ret = kvmai_group_plan(grp, &topo, plan, NULL);
+		if (!ret) {
+			kvmai_topo_free(&topo);
+			continue;
+		}
+		pci_info(pdev, "kvmai: appeared below group %s, disabling it\n", grp->name);
+		kvmai_group_disable(grp);
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
+	kfree(plan);
+}
+
 /* A device is going away: disable what uses it, forget it as a member. */
 void kvmai_groups_device_removed(struct pci_dev *pdev)
 {
@@ -450,6 +479,7 @@ void kvmai_groups_destroy(void)
 	guard(mutex)(&kvmai_lock);
 	kvmai_closing = true;
 	xa_for_each(&kvmai_groups, id, grp) {
+		kvmai_group_disable(grp);
 		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
 		kvmai_group_del(grp);
 	}

@@ -83,6 +83,7 @@ bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev);
 void kvmai_groups_release_owner(struct net *net, u32 portid);
 void kvmai_groups_device_unbind(struct pci_dev *pdev);
 void kvmai_groups_device_closed(struct pci_dev *pdev);
+void kvmai_groups_device_added(struct pci_dev *pdev);
 void kvmai_groups_device_removed(struct pci_dev *pdev);
 void kvmai_groups_destroy(void);
 

@@ -164,11 +164,10 @@ void kvmai_notify(struct kvmai_group *grp, u8 cmd)
 	struct sk_buff *msg;
 
 	lockdep_assert_held(&kvmai_lock);
-	if (!genl_has_listeners(&kvmai_nl_family, &init_net, KVMAI_NLGRP_MONITOR))
-		return;
+	/* Groups are host-wide, so are their changes: every namespace hears. */
 	msg = kvmai_group_msg(grp, 0, 0, cmd);
 	if (msg)
-		genlmsg_multicast(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR, GFP_KERNEL);
+		genlmsg_multicast_allns(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR);
 }
 
 static int kvmai_reply_group(struct kvmai_group *grp, struct genl_info *info)
@@ -334,14 +333,15 @@ int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(grp))
 		return PTR_ERR(grp);
 	if (!mode && !state) {
-		NL_SET_ERR_MSG(info->extack, "nothing to set: give mode or state");
+		NL_SET_ERR_MSG_FMT(info->extack, "group %s: nothing to set (give mode or state)",
+				   grp->name);
 		return -EINVAL;
 	}
 	was_enabled = grp->enabled;
 	if (mode && nla_get_u32(mode) != grp->mode) {
 		if (grp->enabled) {
 			NL_SET_ERR_MSG_ATTR_FMT(info->extack, mode,
-						"group %s is enabled: disable it to change its mode",
+						"group %s is enabled: disable it first",
 						grp->name);
 			return -EBUSY;
 		}

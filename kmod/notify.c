@@ -23,6 +23,9 @@ static int kvmai_pci_notify(struct notifier_block *nb, unsigned long action, voi
 		/* Both: a member added while the unbind was under way is caught too. */
 		kvmai_groups_device_unbind(pdev);
 		break;
+	case BUS_NOTIFY_ADD_DEVICE:
+		kvmai_groups_device_added(pdev);
+		break;
 	case BUS_NOTIFY_DEL_DEVICE:
 		kvmai_groups_device_removed(pdev);
 		break;

@@ -91,17 +91,18 @@ static void classify(const struct kvmai_node *nodes, int n, int a, int b,
 	pair->type = KVMAI_PATH_TYPE_NONE;
 	*port_a = *port_b = -1;
 
-	/* Walk down from the host bridges while the chains agree. */
-	while (la > 0 && lb > 0 && ua[la - 1] == ub[lb - 1]) {
+	/* Different host bridges, or a chain too short to hold a port. */
+	if (la < 2 || lb < 2 || ua[la - 1] != ub[lb - 1])
+		return;
+	/* Walk down from the host bridge while the chains agree. */
+	while (la > 2 && lb > 2 && ua[la - 2] == ub[lb - 2]) {
 		la--;
 		lb--;
 	}
-	if (la == 0 || lb == 0 || ua[la] != ub[lb])
-		return;		/* different host bridges (or a member is the other's parent) */
-	lca = ua[la];
+	lca = ua[la - 1];
 	pair->via = lca;
-	*port_a = ua[la - 1];
-	*port_b = ub[lb - 1];
+	*port_a = ua[la - 2];
+	*port_b = ub[lb - 2];
 
 	switch (nodes[lca].type) {
 	case KVMAI_NODE_HOST_BRIDGE:

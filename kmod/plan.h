@@ -49,8 +49,10 @@ struct kvmai_node {
 	u16 acs_ctl;
 };
 
-#define KVMAI_PLAN_MAX_PORTS 64
-#define KVMAI_PLAN_MAX_PAIRS 64
+/* The largest group, and room for all of its pairs and their two ports. */
+#define KVMAI_PLAN_MAX_MEMBERS 16
+#define KVMAI_PLAN_MAX_PAIRS (KVMAI_PLAN_MAX_MEMBERS * (KVMAI_PLAN_MAX_MEMBERS - 1) / 2)
+#define KVMAI_PLAN_MAX_PORTS (2 * KVMAI_PLAN_MAX_PAIRS)
 
 enum kvmai_plan_err {
 	KVMAI_PLAN_OK,

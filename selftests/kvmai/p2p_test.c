@@ -503,6 +503,58 @@ TEST_F(p2p, malformed_and_refused_requests)
 	EXPECT_EQ(0, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("nic0"), 0, 0));
 }
 
+TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
+{
+	static const char *const no_ats[] = { "nic2", "gpu4" };
+	static const char *const apart[] = { "gpu0", "gpu2" };
+
+	/* igb offers no ATS: translated mode cannot help its traffic. */
+	ASSERT_EQ(0, make_group(self, "gw", KVMAI_MODE_TRANSLATED, no_ats, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, bdf("nic2"))) TH_LOG("warning: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, "no ATS")) TH_LOG("warning: %s", self->ext);
+
+	/* Two NUMA nodes, two host bridges: nothing to program, and it says so. */
+	ASSERT_EQ(0, make_group(self, "gn", KVMAI_MODE_TRANSLATED, apart, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gn", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, "share no host bridge")) TH_LOG("warning: %s", self->ext);
+	ASSERT_EQ(0, get_group(self, "gn"));
+	EXPECT_EQ(0, self->g.nports);
+	ASSERT_EQ(1, self->g.npairs);
+	EXPECT_EQ(KVMAI_PATH_TYPE_NONE, self->g.pairs[0].type);
+}
+
+TEST_F(p2p, device_appearing_below_direct_group_disables_it)
+{
+	static const char *const m[] = { "gpu4", "gpu5", "nic2" };
+	char path[128];
+	FILE *f;
+
+	/* Take foreign1 away: then every endpoint below sw2 is a member. */
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("foreign1"));
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("1", f);
+	fclose(f);
+	ASSERT_EQ(0, make_group(self, "gh", KVMAI_MODE_DIRECT, m, 3));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gh", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	ASSERT_NE(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
+
+	/* A rescan brings it back, below the opened switch: the group closes. */
+	f = fopen("/sys/bus/pci/rescan", "w");
+	ASSERT_NE(NULL, f);
+	fputs("1", f);
+	fclose(f);
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("foreign1"));
+	ASSERT_EQ(0, get_group(self, "gh"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	EXPECT_EQ(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
+	EXPECT_EQ(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	/* foreign1 is a new device now: hand it back to vfio-pci for teardown. */
+	pci_bind(bdf("foreign1"), "vfio-pci");
+}
+
 TEST_F(p2p, dump_lists_every_group)
 {
 	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };

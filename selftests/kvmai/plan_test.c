@@ -14,12 +14,23 @@
 		 PCI_ACS_EC | PCI_ACS_DT)
 #define ACS_LINUX (PCI_ACS_SV | PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_UF)
 
+/*
+ * Stack garbage must not decide anything: tests declare their topology on
+ * the stack, so poison what the planner should never read.
+ */
+
 /* Tiny topology builder: nodes appended in order, parents by index. */
 struct topo {
 	int n;
 	struct kvmai_node nodes[64];
 	struct kvmai_plan plan;
 };
+
+static void poison(struct topo *t)
+{
+	memset(t, 0xa5, sizeof(*t));
+	t->n = 0;
+}
 
 static int add(struct topo *t, int parent, enum kvmai_node_type type, bool acs)
 {
@@ -76,6 +87,8 @@ FIXTURE_SETUP(hgx)
 {
 	struct topo *t = &self->t;
 
+	memset(t, 0xa5, sizeof(*t));
+	t->n = 0;
 	self->hb = add(t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	self->rp = add(t, self->hb, KVMAI_NODE_ROOT_PORT, true);
 	add_switch(t, self->rp, 2, true, self->l1);
@@ -167,7 +180,9 @@ TEST_F(hgx, shared_port_wants_the_same_word_from_saved)
 
 TEST(multifunction_endpoints_route_inside_the_device)
 {
-	struct topo t = {};
+	struct topo t;
+
+	poison(&t);
 	int hb = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	int rp = add(&t, hb, KVMAI_NODE_ROOT_PORT, true);
 	int f0 = ep(&t, rp, true), f1 = ep(&t, rp, true);
@@ -182,7 +197,9 @@ TEST(multifunction_endpoints_route_inside_the_device)
 
 TEST(ports_without_acs_need_nothing)
 {
-	struct topo t = {};
+	struct topo t;
+
+	poison(&t);
 	int dsp[3];
 	int hb = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	int rp = add(&t, hb, KVMAI_NODE_ROOT_PORT, true);
@@ -198,7 +215,9 @@ TEST(ports_without_acs_need_nothing)
 
 TEST(translated_needs_dt_in_the_capability)
 {
-	struct topo t = {};
+	struct topo t;
+
+	poison(&t);
 	int dsp[2];
 	int hb = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	int rp = add(&t, hb, KVMAI_NODE_ROOT_PORT, true);
@@ -216,7 +235,9 @@ TEST(translated_needs_dt_in_the_capability)
 
 TEST(root_ports_of_one_host_bridge)
 {
-	struct topo t = {};
+	struct topo t;
+
+	poison(&t);
 	int hb = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	int rp0 = add(&t, hb, KVMAI_NODE_ROOT_PORT, true);
 	int rp1 = add(&t, hb, KVMAI_NODE_ROOT_PORT, true);
@@ -233,7 +254,9 @@ TEST(root_ports_of_one_host_bridge)
 
 TEST(different_host_bridges_share_nothing)
 {
-	struct topo t = {};
+	struct topo t;
+
+	poison(&t);
 	int hb0 = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	int hb1 = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 
@@ -247,14 +270,20 @@ TEST(different_host_bridges_share_nothing)
 
 TEST(too_many_pairs_is_an_error_not_an_overflow)
 {
-	struct topo t = {};
-	int dsp[16];
+	struct topo t;
+
+	poison(&t);
+	int dsp[17];
 	int hb = add(&t, -1, KVMAI_NODE_HOST_BRIDGE, false);
 	int rp = add(&t, hb, KVMAI_NODE_ROOT_PORT, true);
 
-	add_switch(&t, rp, 16, true, dsp);
+	add_switch(&t, rp, 17, true, dsp);
 	for (int i = 0; i < 16; i++)
-		ep(&t, dsp[i], true);	/* 120 pairs */
+		ep(&t, dsp[i], true);	/* the largest group: 120 pairs */
+	ASSERT_EQ(0, kvmai_plan(t.nodes, t.n, KVMAI_MODE_TRANSLATED, &t.plan));
+	EXPECT_EQ(120, t.plan.npairs);
+	EXPECT_EQ(16, t.plan.nports);
+	ep(&t, dsp[16], true);		/* one more: 136 pairs */
 	ASSERT_EQ(-1, kvmai_plan(t.nodes, t.n, KVMAI_MODE_TRANSLATED, &t.plan));
 	EXPECT_EQ(KVMAI_PLAN_TOO_BIG, t.plan.err);
 	EXPECT_LE(t.plan.npairs, KVMAI_PLAN_MAX_PAIRS);

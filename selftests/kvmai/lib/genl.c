@@ -55,6 +55,7 @@ struct reply {
 
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
+	/* libnl hands us the payload of the NLMSG_ERROR message. */
 	struct nlmsghdr *nlh = (struct nlmsghdr *)e - 1;
 	struct reply *r = arg;
 	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = {};
@@ -258,6 +259,20 @@ static int on_done(struct nl_msg *msg, void *arg)
 	return NL_STOP;
 }
 
+/* A successful ACK may carry a warning in its extack. */
+static int on_ack_warning(struct nl_msg *msg, void *arg)
+{
+	struct dump_ctx *c = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct nlmsgerr *e = nlmsg_data(nlh);
+	struct reply r = { .ext = c->ext, .ext_len = c->ext_len };
+
+	if (c->ext)
+		on_error(NULL, e, &r);
+	c->err = 0;
+	return NL_STOP;
+}
+
 int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
 	       struct kt_group *out, int max, int *n, char *ext, size_t ext_len)
 {
@@ -283,7 +298,7 @@ int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
 	if (req->extra)
 		req->extra(msg);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_dump_error, &c);
-	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_done, &c);
+	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack_warning, &c);
 	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_done, &c);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_group, &c);
 	if (nl_send_auto(sk, msg) < 0) {
