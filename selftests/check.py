@@ -6,7 +6,11 @@ Stages (each timed):
   unit     the C++ unit tests (GoogleTest through CTest; one count per TEST)
   spec     the generated netlink code still matches the YAML spec
   host     kselftests that run on the build machine (the P2P planner)
+  patches  the kernel series applies, is checkpatch --strict clean, and the
+           objects it touches compile (one count per patch and per object)
   vm       the kselftests inside the emulated AI host (one count per case)
+  vm-kernel  the same on the patched 7.x kernel, if 'make kernel' built it
+           (otherwise one skip)
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
@@ -125,8 +129,42 @@ def stage_host(tally, args):
     parse_selftests(tally, "host", "\n".join(out))
 
 
-def stage_vm(tally, args, stage="vm", kernel_dir=None):
-    cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(TOP / "build/vm-payload"),
+def stage_patches(tally, args):
+    """tools/devenv/kernel.sh check, one count per patch and per object."""
+    proc = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "check"],
+                          capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    if args.verbose or proc.returncode:
+        print(out)
+    counted, failed_before = 0, tally.failed
+    for line in out.splitlines():
+        if line.startswith("checkpatch: "):
+            name, verdict = line[len("checkpatch: "):].split(": ", 1)
+            tally.add("patches", f"checkpatch {name}", "pass" if "0 errors" in verdict else "fail",
+                      verdict)
+            counted += 1
+        elif line.startswith("compiled: ") or line.startswith("compile: "):
+            obj = line.split(": ", 1)[1].split()[0]
+            tally.add("patches", f"compile {obj}", "pass" if line.startswith("compiled") else "fail")
+            counted += 1
+    # A failure no line above accounts for (the series does not apply...).
+    if not counted or (proc.returncode and tally.failed == failed_before):
+        tally.add("patches", "series", "fail", (out.strip().splitlines() or ["no output"])[-1])
+
+
+def stage_vm_kernel(tally, args):
+    kdir = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "dir"], capture_output=True,
+                          text=True).stdout.strip()
+    payload = TOP / "build/vm-payload-kernel"
+    if not kdir or not payload.exists():
+        tally.add("vm-kernel", "patched kernel", "skip")
+        print("check: vm-kernel: skipped: the patched kernel is not built ('make kernel')")
+        return
+    stage_vm(tally, args, "vm-kernel", kdir, payload)
+
+
+def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-payload"):
+    cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(payload),
            "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
     if kernel_dir:
         cmd += ["--kernel-dir", kernel_dir]
@@ -150,12 +188,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    ap.add_argument("--stages", default="unit,spec,host,vm")
+    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
-    stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host, "vm": stage_vm}
+    stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
+              "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel}
     tally = Tally()
     t_all = time.monotonic()
     for name in args.stages.split(","):

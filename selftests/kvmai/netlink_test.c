@@ -57,6 +57,19 @@ TEST_F(genl, status_reports_module_and_kernel)
 	EXPECT_STREQ(uts.release, st.kernel);
 }
 
+/* The module reports the kernel interfaces it uses, and only those it has. */
+TEST_F(genl, features_match_the_kernel)
+{
+	struct kvmai_status st;
+
+	ASSERT_EQ(0, kvmai_status_get(self->sk, self->family, &st));
+	EXPECT_EQ(kernel_has_symbol("pci_acs_override"),
+		  !!(st.features & KVMAI_FEATURE_ACS_OVERRIDE));
+	EXPECT_EQ(kernel_has_symbol("vfio_register_device_notifier"),
+		  !!(st.features & KVMAI_FEATURE_VFIO_NOTIFY));
+	TH_LOG("kernel %s, features %#x", st.kernel, st.features);
+}
+
 TEST_F(genl, unknown_command_rejected)
 {
 	char ext[256];

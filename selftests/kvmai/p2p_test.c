@@ -5,7 +5,10 @@
  * and after, bit for bit, on every port of the host.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/pci_regs.h>
+#include <linux/vfio.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -553,6 +556,97 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	EXPECT_EQ(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
 	/* foreign1 is a new device now: hand it back to vfio-pci for teardown. */
 	pci_bind(bdf("foreign1"), "vfio-pci");
+}
+
+static uint32_t module_features(FIXTURE_DATA(p2p) *self)
+{
+	struct kvmai_status st = {};
+
+	kvmai_status_get(self->sk, self->family, &st);
+	return st.features;
+}
+
+/*
+ * The kernel reprograms ACS from its policy when the port's driver binds
+ * again (and after resets): with pci_acs_override() the group's setting
+ * survives it.  Without the patch series it would silently revert.
+ */
+TEST_F(p2p, override_survives_port_driver_rebind)
+{
+	static const char *const m[] = { "gpu2", "gpu3", "nic1" };
+	const char *p = port("gpu2");
+	uint16_t want;
+	char cmd[256], out[64];
+
+	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
+		SKIP(return, "kernel without pci_acs_override() (patches/0001)");
+	ASSERT_EQ(0, make_group(self, "go", KVMAI_MODE_DIRECT, m, 3));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "go", NULL, 0, KVMAI_STATE_ENABLED));
+	want = acs_now(p);
+	ASSERT_EQ(0, want & (PCI_ACS_RR | PCI_ACS_CR));
+	snprintf(cmd, sizeof(cmd),
+		 "echo %s > /sys/bus/pci/drivers/pcieport/unbind && echo %s > /sys/bus/pci/drivers/pcieport/bind",
+		 p, p);
+	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	EXPECT_EQ(want, acs_now(p)) TH_LOG("port %s reprogrammed by its driver's probe", p);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "go", NULL, 0, 0));
+	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
+}
+
+/* Open two members as a VMM would, in a child that then dies. */
+static void fake_vmm(const char *a, const char *b, int ready_fd)
+{
+	const char *devs[2] = { a, b };
+	int container = open("/dev/vfio/vfio", O_RDWR);
+
+	if (container < 0)
+		_exit(20);
+	for (int i = 0; i < 2; i++) {
+		struct vfio_group_status st = { .argsz = sizeof(st) };
+		char path[64];
+		int group;
+
+		snprintf(path, sizeof(path), "/dev/vfio/%d", pci_iommu_group(devs[i]));
+		group = open(path, O_RDWR);
+		if (group < 0 || ioctl(group, VFIO_GROUP_GET_STATUS, &st) ||
+		    ioctl(group, VFIO_GROUP_SET_CONTAINER, &container))
+			_exit(21 + i);
+		if (!i && ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
+			_exit(23);
+		if (ioctl(group, VFIO_GROUP_GET_DEVICE_FD, devs[i]) < 0)
+			_exit(24 + i);
+	}
+	if (write(ready_fd, "r", 1) != 1)
+		_exit(26);
+	pause();
+	_exit(0);
+}
+
+TEST_F(p2p, vmm_exit_disables_group)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	int ready[2], status;
+	pid_t pid;
+	char c;
+
+	if (!(module_features(self) & KVMAI_FEATURE_VFIO_NOTIFY))
+		SKIP(return, "kernel without vfio device notifications (patches/0002)");
+	ASSERT_EQ(0, make_group(self, "gv", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		fake_vmm(bdf("gpu0"), bdf("nic0"), ready[1]);
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("fake VMM could not open the devices");
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")) | PCI_ACS_DT, acs_now(port("gpu0")));
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, get_group(self, "gv"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state) TH_LOG("group outlived its VMM");
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
 }
 
 TEST_F(p2p, dump_lists_every_group)

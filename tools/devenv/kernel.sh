@@ -55,7 +55,8 @@ ensure_repo() {
 	git -C "$repo" init -q -b base
 	# Debian's tarball ignores everything in .gitignore: force.
 	git -C "$repo" -c core.autocrlf=false add -A -f
-	git -C "$repo" -c user.name=kvmai -c user.email=kvmai@localhost \
+	GIT_AUTHOR_DATE=@0 GIT_COMMITTER_DATE=@0 \
+		git -C "$repo" -c user.name=kvmai -c user.email=kvmai@localhost \
 		commit -q -m "Linux $base_ver"
 	git -C "$repo" tag -f "v$base_ver" >/dev/null
 	echo "$base_ver" >"$repo/.kvmai-base"
@@ -64,7 +65,14 @@ ensure_repo() {
 # The repository's work tree at base + series.  Files the series does not
 # touch keep their timestamps, so kbuild rebuilds only what changed.
 apply_series() {
+	local stamp
 	ensure_repo
+	stamp=$(patch_files | xargs -r cat | sha256sum | cut -c1-16)
+	if [ "$(git -C "$repo" rev-parse --abbrev-ref HEAD)" = series ] &&
+		[ "$(cat "$repo/.kvmai-series" 2>/dev/null)" = "$stamp" ] &&
+		[ -z "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
+		return
+	fi
 	git -C "$repo" am --abort >/dev/null 2>&1 || true
 	git -C "$repo" checkout -q -B series "v$base_ver"
 	local n=0
@@ -73,6 +81,7 @@ apply_series() {
 			am -q --keep-cr "$p" || die "$(basename "$p") does not apply to $base_ver"
 		n=$((n + 1))
 	done
+	echo "$stamp" >"$repo/.kvmai-series"
 	log "applied $n patches to $base_ver"
 }
 
@@ -121,7 +130,12 @@ cmd_check() {
 		make -s -C "$repo" O="$out" -j"$JOBS" prepare >/dev/null
 		make -C "$repo" O="$out" -j"$JOBS" W=1 "${objs[@]}" 2>&1 | grep -v "^make\[" || true
 		for o in "${objs[@]}"; do
-			[ -f "$out/$o" ] || { echo "compile: $o failed" >&2; rc=1; }
+			if [ -f "$out/$o" ] && [ "$out/$o" -nt "$repo/${o%.o}.c" ]; then
+				echo "compiled: $o"
+			else
+				echo "compile: $o failed" >&2
+				rc=1
+			fi
 		done
 	fi
 	return $rc

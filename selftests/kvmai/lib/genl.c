@@ -92,6 +92,8 @@ static int on_status(struct nl_msg *msg, void *arg)
 	if (tb[KVMAI_A_STATUS_KERNEL])
 		snprintf(st->kernel, sizeof(st->kernel), "%s",
 			 nla_get_string(tb[KVMAI_A_STATUS_KERNEL]));
+	if (tb[KVMAI_A_STATUS_FEATURES])
+		st->features = nla_get_u32(tb[KVMAI_A_STATUS_FEATURES]);
 	return NL_OK;
 }
 

@@ -56,7 +56,11 @@ struct kvmai_status {
 	char version[64];
 	uint32_t api_version;
 	char kernel[128];
+	uint32_t features;	/* enum kvmai_feature */
 };
+
+/* Whether the running kernel exports @symbol (from /proc/kallsyms). */
+bool kernel_has_symbol(const char *symbol);
 
 struct nl_sock;
 /* Connected generic netlink socket and the family id, or NULL/-errno. */

@@ -209,3 +209,17 @@ int kvmai_module_unload(void)
 		return 0;
 	return system("rmmod kvmai") == 0 ? 0 : -EIO;
 }
+
+bool kernel_has_symbol(const char *symbol)
+{
+	char line[512], name[256];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %255s", name) == 1 && !strcmp(name, symbol);
+	fclose(f);
+	return found;
+}
