@@ -35,6 +35,7 @@ CACHE = Path(os.environ.get("KVMAI_CACHE") or
 # Bump when the layout of the base initramfs changes.
 BASE_FORMAT = 3
 EXIT_MARK = "KVMAI-EXIT "
+INIT_MARK = "KVMAI-INIT "
 
 
 def die(msg):
@@ -322,7 +323,7 @@ def boot(args):
     t0 = time.monotonic()
     qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
-    rc, shown, timed_out = None, 0, False
+    rc, shown, timed_out, init_at = None, 0, False, None
     while True:
         done = qemu.poll() is not None
         if results.exists():
@@ -331,6 +332,8 @@ def boot(args):
             for line in complete[shown:].splitlines():
                 if line.startswith(EXIT_MARK):
                     rc = int(line[len(EXIT_MARK):])
+                elif line.startswith(INIT_MARK):
+                    init_at = line[len(INIT_MARK):]
                 else:
                     print(line, flush=True)
             shown = len(complete)
@@ -345,8 +348,10 @@ def boot(args):
     elapsed = time.monotonic() - t0
     qemu_out = qemu.stdout.read().decode(errors="replace").strip()
 
+    print(f"vmhost: {kernel.version}: /init at {init_at or '?'}s guest uptime, "
+          f"scenario '{args.scenario}' done after {elapsed:.1f}s wall", file=sys.stderr)
     if args.verbose or rc is None or rc:
-        print(f"vmhost: guest ran {elapsed:.1f}s (console log: {console})", file=sys.stderr)
+        print(f"vmhost: console log: {console}", file=sys.stderr)
     if rc is None:
         why = (f"timed out after {timeout}s" if timed_out else
                f"QEMU exited ({qemu.returncode}) before the scenario reported")
