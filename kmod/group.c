@@ -210,6 +210,13 @@ static void kvmai_group_replan(struct kvmai_group *grp)
 	kfree(plan);
 }
 
+bool kvmai_group_busy(struct kvmai_group *grp, struct netlink_ext_ack *extack)
+{
+	if (grp->enabled)
+		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it first", grp->name);
+	return grp->enabled;
+}
+
 int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 			struct netlink_ext_ack *extack)
 {
@@ -217,11 +224,8 @@ int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	struct kvmai_member *m;
 
 	lockdep_assert_held(&kvmai_lock);
-	if (grp->enabled) {
-		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it first",
-				   grp->name);
+	if (kvmai_group_busy(grp, extack))
 		return -EBUSY;
-	}
 	if (pci_is_bridge(pdev)) {
 		NL_SET_ERR_MSG_FMT(extack, "%s is a bridge or port, not an endpoint",
 				   pci_name(pdev));
@@ -263,11 +267,8 @@ int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	struct kvmai_member *m;
 
 	lockdep_assert_held(&kvmai_lock);
-	if (grp->enabled) {
-		NL_SET_ERR_MSG_FMT(extack, "group %s is enabled: disable it first",
-				   grp->name);
+	if (kvmai_group_busy(grp, extack))
 		return -EBUSY;
-	}
 	m = kvmai_group_member(grp, pdev);
 	if (!m) {
 		NL_SET_ERR_MSG_FMT(extack, "%s is not in group %s", pci_name(pdev), grp->name);

@@ -72,6 +72,8 @@ struct kvmai_group *kvmai_group_next(unsigned long *index);
 struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
 				    enum kvmai_mode mode, struct netlink_ext_ack *extack);
 void kvmai_group_del(struct kvmai_group *grp);
+/* True (with extack set) if @grp is enabled, so cannot be changed. */
+bool kvmai_group_busy(struct kvmai_group *grp, struct netlink_ext_ack *extack);
 int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 			struct netlink_ext_ack *extack);
 int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,

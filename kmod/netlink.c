@@ -339,10 +339,8 @@ int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	was_enabled = grp->enabled;
 	if (mode && nla_get_u32(mode) != grp->mode) {
-		if (grp->enabled) {
-			NL_SET_ERR_MSG_ATTR_FMT(info->extack, mode,
-						"group %s is enabled: disable it first",
-						grp->name);
+		if (kvmai_group_busy(grp, info->extack)) {
+			NL_SET_BAD_ATTR(info->extack, mode);
 			return -EBUSY;
 		}
 		grp->mode = nla_get_u32(mode);
@@ -359,7 +357,10 @@ int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
-int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info)
+/* dev-add and dev-del: the same lookups around a different group change. */
+static int kvmai_nl_dev_op(struct genl_info *info,
+			   int (*op)(struct kvmai_group *grp, struct pci_dev *pdev,
+				     struct netlink_ext_ack *extack))
 {
 	struct kvmai_group *grp;
 	struct pci_dev *pdev;
@@ -372,29 +373,19 @@ int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info)
 	pdev = kvmai_pci_lookup(info);
 	if (IS_ERR(pdev))
 		return PTR_ERR(pdev);
-	ret = kvmai_group_add_dev(grp, pdev, info->extack);
+	ret = op(grp, pdev, info->extack);
 	pci_dev_put(pdev);
 	if (!ret)
 		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
 	return ret;
 }
 
+int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return kvmai_nl_dev_op(info, kvmai_group_add_dev);
+}
+
 int kvmai_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct kvmai_group *grp;
-	struct pci_dev *pdev;
-	int ret;
-
-	guard(mutex)(&kvmai_lock);
-	grp = kvmai_group_lookup(info);
-	if (IS_ERR(grp))
-		return PTR_ERR(grp);
-	pdev = kvmai_pci_lookup(info);
-	if (IS_ERR(pdev))
-		return PTR_ERR(pdev);
-	ret = kvmai_group_del_dev(grp, pdev, info->extack);
-	pci_dev_put(pdev);
-	if (!ret)
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
-	return ret;
+	return kvmai_nl_dev_op(info, kvmai_group_del_dev);
 }
