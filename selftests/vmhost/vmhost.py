@@ -321,7 +321,8 @@ def boot(args):
 
     timeout = args.timeout or topo.machine["timeout_s"]
     t0 = time.monotonic()
-    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    qemu_log = open(work / "qemu.log", "wb")
+    qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log,
                             stderr=subprocess.STDOUT)
     rc, shown, timed_out, init_at = None, 0, False, None
     while True:
@@ -346,7 +347,8 @@ def boot(args):
             break
         time.sleep(0.2)
     elapsed = time.monotonic() - t0
-    qemu_out = qemu.stdout.read().decode(errors="replace").strip()
+    qemu_log.close()
+    qemu_out = (work / "qemu.log").read_bytes().decode(errors="replace").strip()
 
     print(f"vmhost: {kernel.version}: /init at {init_at or '?'}s guest uptime, "
           f"scenario '{args.scenario}' done after {elapsed:.1f}s wall", file=sys.stderr)
@@ -357,7 +359,8 @@ def boot(args):
                f"QEMU exited ({qemu.returncode}) before the scenario reported")
         print(f"vmhost: error: scenario '{args.scenario}' {why}", file=sys.stderr)
         if qemu_out:
-            print(f"vmhost: qemu said: {qemu_out}", file=sys.stderr)
+            print("vmhost: qemu said:\n  " + "\n  ".join(qemu_out.splitlines()[-10:]),
+                  file=sys.stderr)
         if console.exists():
             tail = console.read_bytes().decode(errors="replace").splitlines()[-30:]
             print("vmhost: last console lines:\n  " + "\n  ".join(tail), file=sys.stderr)
