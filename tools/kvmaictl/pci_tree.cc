@@ -115,8 +115,8 @@ bool looks_like_bdf(std::string_view s) {
 }
 
 bool PciDevice::is_gpu() const {
-  const auto c = class_and_subclass();
-  return (c == 0x0302 || c == 0x0300) && !boot_vga;
+  constexpr unsigned kDisplayClass = 0x03;
+  return (class_and_subclass() >> 8U) == kDisplayClass && !boot_vga;
 }
 
 bool PciDevice::is_nic() const {

@@ -59,8 +59,10 @@ struct PciDevice {
 
   std::uint16_t class_and_subclass() const { return static_cast<std::uint16_t>(class_code >> 8U); }
   bool is_bridge() const { return class_and_subclass() == 0x0604; }
-  // GPUs: 3D (0x0302) and VGA (0x0300) controllers, except the boot VGA
-  // device (a BMC's display, or the emulated host's console).
+  // GPUs: every display controller (class 0x03xx: 3D 0x0302, VGA 0x0300,
+  // and "other" 0x0380 as the emulated host's virtio-gpu-pci stand-ins
+  // are), except the boot VGA device (a BMC's display, or the emulated
+  // host's console).
   bool is_gpu() const;
   // NICs: Ethernet (0x0200) and InfiniBand (0x0207) physical functions.
   bool is_nic() const;

@@ -45,6 +45,29 @@ TEST(PciTree, BootVgaIsNotAGpu) {
   EXPECT_FALSE(bmc->is_gpu());
 }
 
+TEST(PciTree, EveryDisplayControllerButBootVgaIsAGpu) {
+  PciDevice d;
+  for (const std::uint32_t cls : {0x030000U, 0x030100U, 0x030200U, 0x038000U}) {
+    d.class_code = cls;
+    EXPECT_TRUE(d.is_gpu()) << std::hex << cls;
+  }
+  d.boot_vga = true;
+  EXPECT_FALSE(d.is_gpu());
+  d.boot_vga = false;
+  d.class_code = 0x040300;  // audio
+  EXPECT_FALSE(d.is_gpu());
+}
+
+TEST(PciTree, EmulatedHostGpusAreVirtioGpu) {
+  const FsReader sys(testdata("emulated/sys"));
+  const auto t = PciTree::read(sys);
+  const PciDevice* gpu = t.find("0000:21:00.0");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->class_and_subclass(), 0x0380);
+  EXPECT_TRUE(gpu->is_gpu());
+  EXPECT_FALSE(t.find("0000:00:01.0")->is_gpu());  // the boot VGA console
+}
+
 TEST(PciTree, VirtualFunctionsAreNotNics) {
   const FsReader sys(testdata("multifunction/sys"));
   const auto t = PciTree::read(sys);

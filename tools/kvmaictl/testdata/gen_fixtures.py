@@ -234,6 +234,7 @@ def emit(host, out):
 # --- Hosts -----------------------------------------------------------------
 
 INTEL, NVIDIA, MELLANOX, BROADCOM, SAMSUNG, ASPEED = 0x8086, 0x10DE, 0x15B3, 0x1000, 0x144D, 0x1A03
+DISPLAY_OTHER = 0x038000  # virtio-gpu-pci: QEMU cannot give it 0x0302
 GPU_3D, VGA, ETH, IB, NVME, HOST_BRIDGE, PCI_BRIDGE, OTHER_BRIDGE, SYSTEM = (
     0x030200, 0x030000, 0x020000, 0x020700, 0x010802, 0x060000, 0x060400, 0x068000, 0x088000)
 
@@ -422,7 +423,8 @@ def emulated(dt):
     (1b36:000b on bus 0) whose root bus holds root ports (1b36:000c, ACS
     cap 0x5f) with a GPU and a virtio NIC (ats=on); intel-iommu with
     device-iotlb. With `dt`, ACS DT is set on those root ports and ATS is
-    enabled on both ends (translated P2P)."""
+    enabled on both ends (translated P2P). The GPUs are virtio-gpu-pci,
+    display controllers of class 0x0380."""
     h = Host("emulated-dt" if dt else "emulated")
     h.group_type = "DMA"
     h.modules += ["kvmai"]
@@ -441,7 +443,8 @@ def emulated(dt):
                      acs=(ACS_CAP_FULL, ctl), driver="pcieport")
         rp_b = r.add(0x01, 0, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=bus + 2,
                      acs=(ACS_CAP_FULL, ctl), driver="pcieport")
-        rp_a.add(0x00, 0, NVIDIA, 0x2330, GPU_3D, driver="vfio-pci", ats=dt, mps=128, mrrs=512)
+        rp_a.add(0x00, 0, 0x1AF4, 0x1050, DISPLAY_OTHER, driver="vfio-pci", ats=dt, mps=128,
+                 mrrs=512)
         rp_b.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver="virtio-pci", ats=dt, mps=128, mrrs=512)
     return h
 
