@@ -75,7 +75,10 @@ class Topology:
         cpus = m["cpus"]
         mem = m["memory_mib"]
         args = ["-machine", "q35,kernel-irqchip=split", "-accel", "tcg,thread=multi",
-                "-cpu", "max", "-smp", str(cpus), "-m", f"{mem}M",
+                # One socket per NUMA node, as on a real multi-socket host (and
+                # so the kernel finds no cache shared across nodes).
+                "-cpu", "max", "-smp", f"{cpus},sockets={nodes},cores={cpus // nodes},threads=1",
+                "-m", f"{mem}M",
                 "-nodefaults", "-display", "none", "-no-reboot"]
         for n in range(nodes):
             node_cpus = [c for c in range(cpus) if c % nodes == n]

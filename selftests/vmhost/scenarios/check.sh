@@ -27,4 +27,13 @@ for t in /kvmai/selftests/*; do
 	# 4 is KSFT_SKIP: a binary whose every case skipped.
 	[ $r -eq 0 ] || [ $r -eq 4 ] || rc=1
 done
+
+# Last, over everything the tests did: what the kernel reported.
+if [ -z "$only" ] || echo " $only " | grep -q " kernel_health "; then
+	echo "# kvmai-selftest: kernel_health"
+	/kvmai/vmhost/kernel-health
+	r=$?
+	echo "# kvmai-selftest-exit: kernel_health $r"
+	[ $r -eq 0 ] || rc=1
+fi
 exit $rc
