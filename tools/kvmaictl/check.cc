@@ -4,7 +4,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "cli.h"
 #include "tree_options.h"
@@ -31,13 +30,9 @@ std::string list_some(const std::vector<std::string>& v, std::size_t most = 4) {
   return join(head, ", ") + " and " + std::to_string(v.size() - most) + " more";
 }
 
+// setpci takes hex without "0x".
 std::string hex4(unsigned v) {
-  std::ostringstream s;
-  s << std::hex;
-  s.width(4);
-  s.fill('0');
-  s << v;
-  return s.str();
+  return to_hex(v, 4).substr(2);
 }
 
 // GPUs and NICs: what the checks below look at.

@@ -156,6 +156,62 @@ std::size_t match_word(std::string_view word, const std::vector<std::string_view
   throw UsageError(msg.str());
 }
 
+void Context::warn(std::string_view text) const {
+  if (!text.empty()) {
+    err << "Warning: " << where << ": " << text << '\n';
+  }
+}
+
+bool KeywordArgs::has(std::string_view keyword) const {
+  return value(keyword).has_value();
+}
+
+std::optional<std::string> KeywordArgs::value(std::string_view keyword) const {
+  for (const auto& [k, v] : given) {
+    if (k == keyword) {
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+KeywordArgs parse_keywords(const Args& args, const std::vector<std::string_view>& operands,
+                           const std::vector<Keyword>& keywords) {
+  KeywordArgs out;
+  std::vector<std::string_view> names;
+  names.reserve(keywords.size());
+  for (const auto& k : keywords) {
+    names.push_back(k.name);
+  }
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word.starts_with('-')) {
+      throw UsageError("unrecognised option '" + word + "'");
+    }
+    if (out.operands.size() < operands.size()) {
+      out.operands.push_back(word);
+      continue;
+    }
+    const Keyword& k = keywords[match_word(word, names, "keyword")];
+    if (out.has(k.name)) {
+      throw UsageError("\"" + std::string(k.name) + "\" given twice");
+    }
+    std::string value;
+    if (!k.value_name.empty()) {
+      if (++i == args.size()) {
+        throw UsageError("missing " + std::string(k.value_name) + " after \"" +
+                         std::string(k.name) + '"');
+      }
+      value = args[i];
+    }
+    out.given.emplace_back(k.name, std::move(value));
+  }
+  if (out.operands.size() < operands.size()) {
+    throw UsageError("missing " + std::string(operands[out.operands.size()]));
+  }
+  return out;
+}
+
 po::variables_map parse_args(const Args& args, const po::options_description& options,
                              const po::positional_options_description& positional) {
   po::variables_map vm;
@@ -256,7 +312,7 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
   Printer printer(out, !opts.json    ? Format::text
                        : opts.pretty ? Format::json_pretty
                                      : Format::json);
-  Context ctx{printer, err, opts, connect};
+  Context ctx{printer, err, opts, connect, prefix};
   int rc = kExitOk;
   Failure failure;
   try {

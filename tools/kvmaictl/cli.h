@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -49,6 +50,11 @@ struct Context {
   std::ostream& err;
   GlobalOptions opts;
   TransportFactory connect;
+  std::string where;  // "OBJECT COMMAND", what messages are prefixed with
+
+  // A warning the kernel gave with a successful reply (extack): one line
+  // on stderr; nothing when `text` is empty.
+  void warn(std::string_view text) const;
 };
 
 using Args = std::vector<std::string>;
@@ -89,6 +95,26 @@ std::string_view suggest(std::string_view word, const std::vector<std::string_vi
 boost::program_options::variables_map parse_args(
     const Args& args, const boost::program_options::options_description& options,
     const boost::program_options::positional_options_description& positional = {});
+
+// iproute2-style arguments: `OPERAND... { KEYWORD [ VALUE ] }...`.
+struct Keyword {
+  std::string_view name;
+  std::string_view value_name;  // empty: a flag, no value follows
+};
+
+struct KeywordArgs {
+  std::vector<std::string> operands;
+  std::vector<std::pair<std::string_view, std::string>> given;  // keyword, value ("" for a flag)
+
+  bool has(std::string_view keyword) const;
+  std::optional<std::string> value(std::string_view keyword) const;
+};
+
+// Takes one word per name in `operands` (all required), then keywords from
+// `keywords`, each at most once and shortened to any unique prefix. Throws
+// UsageError.
+KeywordArgs parse_keywords(const Args& args, const std::vector<std::string_view>& operands,
+                           const std::vector<Keyword>& keywords);
 
 // The whole tool minus process setup; returns the exit code.
 int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportFactory& connect);

@@ -80,6 +80,9 @@ AttrSet& AttrSet::put_string(std::uint16_t type, std::string_view value) {
   std::string s(value);  // with its terminating NUL, as NLA_NUL_STRING wants
   return put_raw(type, s.c_str(), s.size() + 1);
 }
+AttrSet& AttrSet::put_flag(std::uint16_t type) {
+  return put_raw(type, nullptr, 0);
+}
 AttrSet& AttrSet::put_nested(std::uint16_t type, const AttrSet& inner) {
   const auto bytes = inner.serialize();
   put_raw(type, bytes.data(), bytes.size());

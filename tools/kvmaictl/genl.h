@@ -36,6 +36,7 @@ class AttrSet {
   AttrSet& put_u32(std::uint16_t type, std::uint32_t value);
   AttrSet& put_u64(std::uint16_t type, std::uint64_t value);
   AttrSet& put_string(std::uint16_t type, std::string_view value);
+  AttrSet& put_flag(std::uint16_t type);  // present, no payload
   AttrSet& put_nested(std::uint16_t type, const AttrSet& inner);
 
   bool has(std::uint16_t type) const { return find(type) != nullptr; }
@@ -61,8 +62,11 @@ class AttrSet {
 };
 
 struct GenlMessage {
-  std::uint8_t cmd = 0;
+  std::uint8_t cmd = 0;  // 0: no reply message, the ACK alone answered
   AttrSet attrs;
+  // Text the kernel put in the extended ACK of a request that succeeded:
+  // a warning for the user (request() only).
+  std::string warning;
 };
 
 class GenlError : public std::runtime_error {
@@ -102,14 +106,17 @@ class GenlTransport {
   GenlTransport& operator=(GenlTransport&&) = delete;
   virtual ~GenlTransport() = default;
 
-  // A "do": one request, exactly one reply. Throws GenlError.
+  // A "do": one request, answered by one reply message or by the ACK
+  // alone (then the result has cmd 0 and no attributes). Either way the
+  // result carries the ACK's warning, if any. Throws GenlError.
   virtual GenlMessage request(std::uint8_t cmd, const AttrSet& attrs) = 0;
   // A "dump": every reply until the kernel says done. Throws GenlError.
   virtual std::vector<GenlMessage> dump(std::uint8_t cmd, const AttrSet& attrs) = 0;
   // Joins a multicast group of the family (e.g. "monitor").
   virtual void subscribe(std::string_view group) = 0;
-  // Delivers notifications until `on_message` returns false.
-  virtual void receive(const std::function<bool(const GenlMessage&)>& on_message) = 0;
+  // Delivers notifications until `on_message` returns false, or until
+  // `wake_fd` (ignored when negative) becomes readable.
+  virtual void receive(const std::function<bool(const GenlMessage&)>& on_message, int wake_fd) = 0;
 };
 
 }  // namespace kvmaictl

@@ -16,31 +16,34 @@ class FakeTransport final : public GenlTransport {
  public:
   struct Log {
     std::vector<std::uint8_t> commands;
+    std::vector<AttrSet> requests;  // attributes sent, one per command
     std::vector<std::string> groups;
+    int receives = 0;
   };
 
   explicit FakeTransport(std::shared_ptr<Log> log) : log_(std::move(log)) {}
 
+  // A command without a reply here is answered by the ACK alone.
   std::map<std::uint8_t, std::vector<GenlMessage>> replies;
   std::optional<GenlError> error;  // thrown by every request/dump when set
+  std::string warning;             // extack text of every successful ACK
   std::vector<GenlMessage> notifications;
 
-  GenlMessage request(std::uint8_t cmd, const AttrSet& /*attrs*/) override {
-    log_->commands.push_back(cmd);
-    if (error) {
-      throw *error;
-    }
-    return replies.at(cmd).at(0);
+  GenlMessage request(std::uint8_t cmd, const AttrSet& attrs) override {
+    record(cmd, attrs);
+    const auto it = replies.find(cmd);
+    GenlMessage reply = it == replies.end() ? GenlMessage{} : it->second.at(0);
+    reply.warning = warning;
+    return reply;
   }
-  std::vector<GenlMessage> dump(std::uint8_t cmd, const AttrSet& /*attrs*/) override {
-    log_->commands.push_back(cmd);
-    if (error) {
-      throw *error;
-    }
+  std::vector<GenlMessage> dump(std::uint8_t cmd, const AttrSet& attrs) override {
+    record(cmd, attrs);
     return replies[cmd];
   }
   void subscribe(std::string_view group) override { log_->groups.emplace_back(group); }
-  void receive(const std::function<bool(const GenlMessage&)>& on_message) override {
+  void receive(const std::function<bool(const GenlMessage&)>& on_message,
+               int /*wake_fd*/) override {
+    ++log_->receives;
     for (const auto& n : notifications) {
       if (!on_message(n)) {
         return;
@@ -49,6 +52,14 @@ class FakeTransport final : public GenlTransport {
   }
 
  private:
+  void record(std::uint8_t cmd, const AttrSet& attrs) {
+    log_->commands.push_back(cmd);
+    log_->requests.push_back(attrs);
+    if (error) {
+      throw *error;
+    }
+  }
+
   std::shared_ptr<Log> log_;
 };
 

@@ -6,8 +6,11 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <array>
+#include <cerrno>
 #include <cstring>
 #include <string>
 
@@ -113,6 +116,10 @@ int on_error(sockaddr_nl* /*nla*/, nlmsgerr* err, void* arg) {
   return NL_STOP;
 }
 
+int any_sequence(nl_msg* /*msg*/, void* /*arg*/) {
+  return NL_OK;
+}
+
 CbPtr make_callbacks(Exchange& x) {
   CbPtr cb(nl_cb_alloc(NL_CB_DEFAULT), &nl_cb_put);
   if (!cb) {
@@ -132,16 +139,21 @@ class LibnlTransport final : public GenlTransport {
       : sock_(std::move(sock)), family_id_(family_id), family_(std::move(family)) {}
 
   GenlMessage request(std::uint8_t cmd, const AttrSet& attrs) override {
-    auto replies = exchange(cmd, attrs, NLM_F_ACK);
-    if (replies.size() != 1) {
+    Exchange x;
+    exchange(cmd, attrs, NLM_F_ACK, x);
+    if (x.replies.size() > 1) {
       throw GenlError::transport("request",
-                                 "expected one reply, got " + std::to_string(replies.size()));
+                                 "expected one reply, got " + std::to_string(x.replies.size()));
     }
-    return std::move(replies.front());
+    GenlMessage reply = x.replies.empty() ? GenlMessage{} : std::move(x.replies.front());
+    reply.warning = std::move(x.extack);
+    return reply;
   }
 
   std::vector<GenlMessage> dump(std::uint8_t cmd, const AttrSet& attrs) override {
-    return exchange(cmd, attrs, NLM_F_DUMP);
+    Exchange x;
+    exchange(cmd, attrs, NLM_F_DUMP, x);
+    return std::move(x.replies);
   }
 
   void subscribe(std::string_view group) override {
@@ -155,13 +167,30 @@ class LibnlTransport final : public GenlTransport {
     }
   }
 
-  void receive(const std::function<bool(const GenlMessage&)>& on_message) override {
-    // Notifications carry no sequence number of ours.
-    nl_socket_disable_seq_check(sock_.get());
+  void receive(const std::function<bool(const GenlMessage&)>& on_message, int wake_fd) override {
     Exchange x;
     x.on_notify = &on_message;
     const CbPtr cb = make_callbacks(x);
+    // Notifications carry no sequence number of ours (the socket's own
+    // nl_socket_disable_seq_check() does not reach a callback set of ours).
+    nl_cb_set(cb.get(), NL_CB_SEQ_CHECK, NL_CB_CUSTOM, any_sequence, nullptr);
+    // poll() ignores negative descriptors.
+    std::array<pollfd, 2> fds{
+        {{.fd = nl_socket_get_fd(sock_.get()), .events = POLLIN, .revents = 0},
+         {.fd = wake_fd, .events = POLLIN, .revents = 0}}};
     while (!x.done) {
+      if (poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) {
+          continue;
+        }
+        throw GenlError::transport("receive", std::strerror(errno));
+      }
+      if (fds[1].revents != 0) {
+        return;
+      }
+      if (fds[0].revents == 0) {
+        continue;
+      }
       if (const int rc = nl_recvmsgs(sock_.get(), cb.get()); rc < 0 && !x.done) {
         throw GenlError::transport("receive", nl_geterror(rc));
       }
@@ -169,7 +198,8 @@ class LibnlTransport final : public GenlTransport {
   }
 
  private:
-  std::vector<GenlMessage> exchange(std::uint8_t cmd, const AttrSet& attrs, int flags) {
+  // Sends one request and collects its replies, and the ACK's text, in `x`.
+  void exchange(std::uint8_t cmd, const AttrSet& attrs, int flags, Exchange& x) {
     const MsgPtr msg(nlmsg_alloc(), &nlmsg_free);
     if (!msg) {
       throw std::bad_alloc();
@@ -187,7 +217,6 @@ class LibnlTransport final : public GenlTransport {
     if (const int rc = nl_send_auto(sock_.get(), msg.get()); rc < 0) {
       throw GenlError::transport("send", nl_geterror(rc));
     }
-    Exchange x;
     const CbPtr cb = make_callbacks(x);
     while (!x.done) {
       const int rc = nl_recvmsgs(sock_.get(), cb.get());
@@ -201,7 +230,6 @@ class LibnlTransport final : public GenlTransport {
     if (x.error != 0) {
       throw GenlError::kernel(x.error, x.extack);
     }
-    return std::move(x.replies);
   }
 
   SockPtr sock_;

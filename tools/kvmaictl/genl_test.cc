@@ -18,6 +18,15 @@ TEST(AttrSet, RoundTripsScalarsAndStrings) {
   EXPECT_EQ(b.u32(6), std::nullopt);
 }
 
+TEST(AttrSet, FlagIsPresentWithoutPayload) {
+  AttrSet a;
+  a.put_flag(6).put_u32(7, 1);
+  const AttrSet b = AttrSet::parse(a.serialize());
+  EXPECT_TRUE(b.has(6));
+  EXPECT_TRUE(b.attrs().front().payload.empty());
+  EXPECT_EQ(b.u32(7), 1U);
+}
+
 TEST(AttrSet, WrongSizeIsNotAValue) {
   AttrSet a;
   a.put_u16(1, 3);

@@ -1,5 +1,7 @@
 #include "print.h"
 
+#include <iomanip>
+#include <sstream>
 #include <stdexcept>
 
 namespace kvmaictl {
@@ -136,11 +138,28 @@ void Printer::newline() {
 }
 
 void Printer::finish() {
-  if (finished_ || !json()) {
+  if (finished_ || !json() || root_.empty()) {
     return;
   }
   finished_ = true;
   out_ << root_.dump(format_ == Format::json_pretty ? 2 : -1) << '\n';
+}
+
+void Printer::emit() {
+  if (json()) {
+    if (stack_.size() != 1) {
+      throw std::logic_error("Printer: emit inside an open container");
+    }
+    out_ << root_.dump(format_ == Format::json_pretty ? 2 : -1) << '\n';
+    root_ = Json::object();
+  }
+  out_.flush();
+}
+
+std::string to_hex(std::uint64_t value, int digits) {
+  std::ostringstream s;
+  s << "0x" << std::hex << std::setw(digits) << std::setfill('0') << value;
+  return s.str();
 }
 
 }  // namespace kvmaictl

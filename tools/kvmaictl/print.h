@@ -67,8 +67,14 @@ class Printer {
   void text(std::string_view s);
   void newline();
 
-  // Writes the JSON document (no-op in text). Safe to call more than once.
+  // Writes the JSON document (no-op in text, or when nothing was printed,
+  // as for commands that only change something). Safe to call more than
+  // once.
   void finish();
+  // For streams of documents (monitor): writes what was printed so far as
+  // one JSON document (one line with -j) and starts a new one; flushes the
+  // stream in every format. finish() then writes only what came after.
+  void emit();
 
  private:
   void put(std::string_view key, Json value);
@@ -82,5 +88,8 @@ class Printer {
   std::vector<Json*> stack_;
   bool finished_ = false;
 };
+
+// "0x" and `value` in hex, zero-padded to `digits`.
+std::string to_hex(std::uint64_t value, int digits = 0);
 
 }  // namespace kvmaictl

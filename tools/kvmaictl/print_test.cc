@@ -50,6 +50,25 @@ TEST(Printer, PrettyJsonIsIndented) {
   EXPECT_EQ(s.str(), "{\n  \"a\": \"b\"\n}\n");
 }
 
+TEST(Printer, EmitWritesOneDocumentPerCall) {
+  std::ostringstream s;
+  Printer p(s, Format::json);
+  p.print_string("event", "create");
+  p.emit();
+  p.print_string("event", "delete");
+  p.emit();
+  p.finish();  // nothing left to write
+  EXPECT_EQ(s.str(), "{\"event\":\"create\"}\n{\"event\":\"delete\"}\n");
+  p.open_object("x");
+  EXPECT_THROW(p.emit(), std::logic_error);
+}
+
+TEST(Printer, ToHex) {
+  EXPECT_EQ(to_hex(0x5d), "0x5d");
+  EXPECT_EQ(to_hex(0x302, 4), "0x0302");
+  EXPECT_EQ(to_hex(0x38000000000ULL), "0x38000000000");
+}
+
 TEST(Printer, UnbalancedCloseThrows) {
   std::ostringstream s;
   Printer p(s, Format::json);

@@ -1,6 +1,9 @@
 // Helpers shared by the unit tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -42,6 +45,25 @@ inline std::string read_text(const std::string& path) {
   std::ostringstream s;
   s << f.rdbuf();
   return s.str();
+}
+
+// Whether `out` matches the golden file `name` in testdata/golden; with
+// KVMAICTL_UPDATE_GOLDENS set, rewrites the file instead and says so in
+// `note`.
+inline ::testing::AssertionResult matches_golden(const std::string& name, const std::string& out,
+                                                 std::string* note = nullptr) {
+  const std::string path = testdata("golden/" + name);
+  if (std::getenv("KVMAICTL_UPDATE_GOLDENS") != nullptr) {
+    std::ofstream(path) << out;
+    if (note != nullptr) {
+      *note = "rewrote " + path;
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if (out == read_text(path)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "output differs from " << path << ":\n" << out;
 }
 
 }  // namespace kvmaictl::testing

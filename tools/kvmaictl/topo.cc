@@ -1,7 +1,6 @@
 // `kvmaictl topo`: GPUs and NICs, the switches between them, and for every
 // GPU/NIC pair the path class and whether P2P goes direct. Reads sysfs only.
 #include <algorithm>
-#include <sstream>
 
 #include "cli.h"
 #include "topology.h"
@@ -9,15 +8,6 @@
 
 namespace kvmaictl {
 namespace {
-
-std::string hex(unsigned value, int digits) {
-  std::ostringstream s;
-  s << "0x" << std::hex;
-  s.width(digits);
-  s.fill('0');
-  s << value;
-  return s.str();
-}
 
 std::optional<std::int64_t> opt64(std::optional<int> v) {
   return v ? std::optional<std::int64_t>(*v) : std::nullopt;
@@ -38,8 +28,8 @@ void print_acs(Printer& out, const PciConfig& c) {
       break;
     case Presence::present:
       out.print_string("state", "present", {}, Show::json_only);
-      out.print_string("cap", hex(c.acs->cap, 4), {}, Show::json_only);
-      out.print_string("ctl", hex(c.acs->ctl, 4), {}, Show::json_only);
+      out.print_string("cap", to_hex(c.acs->cap, 4), {}, Show::json_only);
+      out.print_string("ctl", to_hex(c.acs->ctl, 4), {}, Show::json_only);
       out.print_string_list("cap_bits", acs_bit_names(c.acs->cap), {" acs cap "});
       out.print_string_list("ctl_bits", acs_bit_names(c.acs->ctl), {" ctl "});
       break;
@@ -53,10 +43,10 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.print_string("name", n.name, {"", 8});
   out.print_string("kind", n.name.starts_with("gpu") ? "gpu" : "nic", {}, Show::json_only);
   out.print_string("bdf", d.bdf, {"", 14});
-  out.print_string("class", hex(d.class_code >> 8U, 4), {"", 8});
-  out.print_string("vendor", hex(d.vendor, 4), {}, Show::json_only);
-  out.print_string("device", hex(d.device, 4), {}, Show::json_only);
-  out.text(hex(d.vendor, 4).substr(2) + ":" + hex(d.device, 4).substr(2) + "  ");
+  out.print_string("class", to_hex(d.class_code >> 8U, 4), {"", 8});
+  out.print_string("vendor", to_hex(d.vendor, 4), {}, Show::json_only);
+  out.print_string("device", to_hex(d.device, 4), {}, Show::json_only);
+  out.text(to_hex(d.vendor, 4).substr(2) + ":" + to_hex(d.device, 4).substr(2) + "  ");
   out.print_opt_int("numa_node", opt64(d.numa_node), {"", 6});
   out.print_opt_int("iommu_group", opt64(d.iommu_group), {"", 7});
   out.print_opt_string("iommu_group_type", nonempty(d.iommu_group_type), {}, "-", Show::json_only);
