@@ -41,7 +41,7 @@ TEST(Cli, ObjectsAreRegisteredAndSorted) {
   for (const auto& o : objects()) {
     names.emplace_back(o.name);
   }
-  EXPECT_THAT(names, ::testing::ElementsAre("check", "topo", "version"));
+  EXPECT_THAT(names, ::testing::ElementsAre("check", "dev", "group", "monitor", "topo", "version"));
 }
 
 TEST(Cli, HelpAtEveryLevelOpensNoSocket) {
@@ -51,6 +51,10 @@ TEST(Cli, HelpAtEveryLevelOpensNoSocket) {
                                          {"topo", "show", "help"},
                                          {"topo", "show", "--help"},
                                          {"version", "help"},
+                                         {"group", "help"},
+                                         {"group", "add", "--help"},
+                                         {"dev", "-h"},
+                                         {"monitor", "help"},
                                          {"check", "-h"}}) {
     const auto r = run_cli(a);
     EXPECT_EQ(r.rc, kExitOk) << a.front();
@@ -96,6 +100,35 @@ TEST(Cli, BadGlobalOptionIsUsageError) {
 TEST(Cli, PrefixesOfObjectAndCommandWork) {
   const auto r = run_cli({"to", "sh", "--sysfs-root", testing::testdata("flat/sys")});
   EXPECT_EQ(r.rc, kExitOk) << r.err;
+}
+
+TEST(Keywords, OperandsThenKeywords) {
+  const auto k = parse_keywords({"g1", "vm", "vm1", "bind"}, {"NAME"},
+                                {{"vm", "VMID"}, {"mode", "MODE"}, {"bind-socket", ""}});
+  EXPECT_EQ(k.operands, std::vector<std::string>{"g1"});
+  EXPECT_EQ(k.value("vm"), "vm1");
+  EXPECT_TRUE(k.has("bind-socket"));
+  EXPECT_EQ(k.value("bind-socket"), "");
+  EXPECT_FALSE(k.has("mode"));
+}
+
+TEST(Keywords, Errors) {
+  const std::vector<Keyword> kws{{"vm", "VMID"}, {"bind-socket", ""}};
+  const auto message = [&](const Args& a) {
+    try {
+      parse_keywords(a, {"NAME"}, kws);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({}), "missing NAME");
+  EXPECT_EQ(message({"g", "vm"}), "missing VMID after \"vm\"");
+  EXPECT_EQ(message({"g", "bind", "bind"}), "\"bind-socket\" given twice");
+  EXPECT_EQ(message({"g", "vn", "x"}), "keyword \"vn\" is unknown (did you mean \"vm\"?)");
+  EXPECT_EQ(message({"-x"}), "unrecognised option '-x'");
+  // A value may look like an option.
+  EXPECT_EQ(message({"g", "vm", "-1"}), "no error");
 }
 
 }  // namespace

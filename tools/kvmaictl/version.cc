@@ -2,6 +2,7 @@
 #include <linux/kvmai.h>
 
 #include "cli.h"
+#include "kvmai_group.h"
 
 namespace kvmaictl {
 namespace {
@@ -24,6 +25,19 @@ void show(const Args& args, Context& ctx) {
                     {" (api "}, "unknown");
   out.text(")");
   out.print_opt_string("kernel", a.str(KVMAI_A_STATUS_KERNEL), {" on kernel "}, "unknown");
+  out.newline();
+  // Older modules do not say: null in JSON.
+  if (const auto features = a.u32(KVMAI_A_STATUS_FEATURES)) {
+    const auto names = flag_names(feature_names(), *features);
+    out.print_json("features", names);
+    std::string text;
+    for (const auto& n : names) {
+      text += ' ' + n;
+    }
+    out.text("features:" + (text.empty() ? std::string(" none") : text));
+  } else {
+    out.print_opt_string("features", std::nullopt, {"features: "}, "unknown");
+  }
   out.close_object();
   out.newline();
 }

@@ -13,8 +13,11 @@ namespace {
 using testing::FakeTransport;
 using testing::run_cli;
 
-TransportFactory fake_module(const std::shared_ptr<FakeTransport::Log>& log) {
-  return [log](std::string_view family) -> std::unique_ptr<GenlTransport> {
+// A module reporting `features`, or no features attribute at all.
+TransportFactory fake_module(const std::shared_ptr<FakeTransport::Log>& log,
+                             std::optional<std::uint32_t> features = KVMAI_FEATURE_ACS_OVERRIDE |
+                                                                     KVMAI_FEATURE_VFIO_NOTIFY) {
+  return [log, features](std::string_view family) -> std::unique_ptr<GenlTransport> {
     EXPECT_EQ(family, "kvmai");
     auto t = std::make_unique<FakeTransport>(log);
     GenlMessage m;
@@ -22,6 +25,9 @@ TransportFactory fake_module(const std::shared_ptr<FakeTransport::Log>& log) {
     m.attrs.put_string(KVMAI_A_STATUS_VERSION, "0.1.0")
         .put_u32(KVMAI_A_STATUS_API_VERSION, 1)
         .put_string(KVMAI_A_STATUS_KERNEL, "6.12.9-amd64");
+    if (features) {
+      m.attrs.put_u32(KVMAI_A_STATUS_FEATURES, *features);
+    }
     t->replies[KVMAI_CMD_STATUS_GET] = {m};
     return t;
   };
@@ -37,9 +43,34 @@ TEST(Version, TextShowsToolThenModule) {
   auto log = std::make_shared<FakeTransport::Log>();
   const auto r = run_cli({"version"}, fake_module(log));
   EXPECT_EQ(r.rc, kExitOk);
-  EXPECT_EQ(r.out,
-            "kvmaictl " KVMAICTL_VERSION "\nkvmai module 0.1.0 (api 1) on kernel 6.12.9-amd64\n");
+  EXPECT_EQ(r.out, "kvmaictl " KVMAICTL_VERSION
+                   "\nkvmai module 0.1.0 (api 1) on kernel 6.12.9-amd64\n"
+                   "features: acs-override vfio-notify\n");
   EXPECT_EQ(log->commands, std::vector<std::uint8_t>{KVMAI_CMD_STATUS_GET});
+}
+
+TEST(Version, NoFeaturesSaysNone) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli({"version"}, fake_module(log, 0));
+  EXPECT_EQ(r.rc, kExitOk);
+  EXPECT_THAT(r.out, ::testing::EndsWith("\nfeatures: none\n"));
+  const auto j = run_cli({"-j", "version"}, fake_module(log, 0));
+  EXPECT_EQ(nlohmann::json::parse(j.out)["module"]["features"], nlohmann::json::array());
+}
+
+TEST(Version, OlderModuleWithoutFeatures) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli({"version"}, fake_module(log, std::nullopt));
+  EXPECT_EQ(r.rc, kExitOk);
+  EXPECT_THAT(r.out, ::testing::EndsWith("\nfeatures: unknown\n"));
+  const auto j = run_cli({"-j", "version"}, fake_module(log, std::nullopt));
+  EXPECT_TRUE(nlohmann::json::parse(j.out)["module"]["features"].is_null());
+}
+
+TEST(Version, UnknownFeatureBitsAreShownAsNumbers) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli({"version"}, fake_module(log, KVMAI_FEATURE_VFIO_NOTIFY | 0x100U));
+  EXPECT_THAT(r.out, ::testing::EndsWith("\nfeatures: vfio-notify 0x100\n"));
 }
 
 TEST(Version, JsonSchema) {
@@ -48,7 +79,8 @@ TEST(Version, JsonSchema) {
   ASSERT_EQ(r.rc, kExitOk);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j, nlohmann::json::parse(R"({"kvmaictl":{"version":")" KVMAICTL_VERSION R"("},
-      "module":{"version":"0.1.0","api_version":1,"kernel":"6.12.9-amd64"}})"));
+      "module":{"version":"0.1.0","api_version":1,"kernel":"6.12.9-amd64",
+                "features":["acs-override","vfio-notify"]}})"));
 }
 
 TEST(Version, WithoutModuleStillPrintsToolVersion) {

@@ -1,0 +1,172 @@
+// `kvmaictl group`: P2P groups of the kvmai module (group-new, group-del,
+// group-get, group-set). Keywords are the spec's attribute names.
+#include <linux/kvmai.h>
+
+#include "cli.h"
+#include "kvmai_group.h"
+#include "stop_signals.h"
+
+namespace kvmaictl {
+namespace {
+
+std::string checked_name(const std::string& name) {
+  if (name.empty() || name.size() >= KVMAI_NAME_LEN) {
+    throw UsageError("group name must be 1 to " + std::to_string(KVMAI_NAME_LEN - 1) +
+                     " characters");
+  }
+  return name;
+}
+
+void print_groups(Context& ctx, const std::vector<GenlMessage>& groups) {
+  ctx.out.open_array("groups");
+  for (const auto& g : groups) {
+    if (&g != &groups.front()) {
+      ctx.out.newline();
+    }
+    print_group(ctx.out, g.attrs, ctx.opts.verbose);
+  }
+  ctx.out.close_array();
+}
+
+void show(const Args& args, Context& ctx) {
+  const auto name = args.empty() ? KeywordArgs{} : parse_keywords(args, {"NAME"}, {});
+  const auto t = ctx.connect(KVMAI_FAMILY_NAME);
+  if (args.empty()) {
+    print_groups(ctx, t->dump(KVMAI_CMD_GROUP_GET, {}));
+    return;
+  }
+  AttrSet req;
+  req.put_string(KVMAI_A_GROUP_NAME, checked_name(name.operands.front()));
+  const auto reply = t->request(KVMAI_CMD_GROUP_GET, req);
+  ctx.warn(reply.warning);
+  print_groups(ctx, {reply});
+}
+
+// Waits, holding the socket that owns a bind-socket group, until SIGINT or
+// SIGTERM, or until the group is deleted by someone else.
+void hold(Context& ctx, GenlTransport& watcher, const StopSignals& stop, const std::string& name) {
+  ctx.out.emit();
+  watcher.receive(
+      [&](const GenlMessage& m) {
+        return m.cmd != KVMAI_CMD_GROUP_DELETE_NTF ||
+               m.attrs.str(KVMAI_A_GROUP_NAME).value_or("") != name;
+      },
+      stop.fd());
+}
+
+void add(const Args& args, Context& ctx) {
+  const auto kw =
+      parse_keywords(args, {"NAME"}, {{"vm", "VMID"}, {"mode", "MODE"}, {"bind-socket", ""}});
+  const std::string name = checked_name(kw.operands.front());
+  const auto vm = kw.value("vm");
+  if (!vm) {
+    throw UsageError("missing \"vm VMID\"");
+  }
+  if (vm->empty() || vm->size() >= KVMAI_VM_LEN) {
+    throw UsageError("VMID must be 1 to " + std::to_string(KVMAI_VM_LEN - 1) + " characters");
+  }
+  AttrSet req;
+  req.put_string(KVMAI_A_GROUP_NAME, name).put_string(KVMAI_A_GROUP_VM, *vm);
+  if (const auto mode = kw.value("mode")) {
+    req.put_u32(KVMAI_A_GROUP_MODE, enum_value(mode_names(), *mode, "mode"));
+  }
+  const bool bind = kw.has("bind-socket");
+  if (bind) {
+    req.put_flag(KVMAI_A_GROUP_BIND_SOCKET);
+  }
+
+  const auto t = ctx.connect(KVMAI_FAMILY_NAME);
+  // The group lives as long as `t`: watch for its deletion from before it
+  // exists, and take the signals that end the wait from now on.
+  std::unique_ptr<GenlTransport> watcher;
+  std::optional<StopSignals> stop;
+  if (bind) {
+    watcher = ctx.connect(KVMAI_FAMILY_NAME);
+    watcher->subscribe(KVMAI_MCGRP_MONITOR);
+    stop.emplace();
+  }
+  const auto reply = t->request(KVMAI_CMD_GROUP_NEW, req);
+  ctx.warn(reply.warning);
+  print_groups(ctx, {reply});
+  if (bind) {
+    hold(ctx, *watcher, *stop, name);
+  }
+}
+
+void del(const Args& args, Context& ctx) {
+  const auto kw = parse_keywords(args, {"NAME"}, {});
+  AttrSet req;
+  req.put_string(KVMAI_A_GROUP_NAME, checked_name(kw.operands.front()));
+  ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(KVMAI_CMD_GROUP_DEL, req).warning);
+}
+
+// group-set with whatever of mode and state is given.
+void set_group(Context& ctx, const std::string& name, std::optional<std::uint32_t> mode,
+               std::optional<std::uint32_t> state) {
+  AttrSet req;
+  req.put_string(KVMAI_A_GROUP_NAME, checked_name(name));
+  if (mode) {
+    req.put_u32(KVMAI_A_GROUP_MODE, *mode);
+  }
+  if (state) {
+    req.put_u32(KVMAI_A_GROUP_STATE, *state);
+  }
+  ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(KVMAI_CMD_GROUP_SET, req).warning);
+}
+
+void set(const Args& args, Context& ctx) {
+  const auto kw = parse_keywords(args, {"NAME"}, {{"mode", "MODE"}, {"state", "STATE"}});
+  std::optional<std::uint32_t> mode;
+  std::optional<std::uint32_t> state;
+  if (const auto m = kw.value("mode")) {
+    mode = enum_value(mode_names(), *m, "mode");
+  }
+  if (const auto s = kw.value("state")) {
+    state = enum_value(state_names(), *s, "state");
+  }
+  if (!mode && !state) {
+    throw UsageError("nothing to set (give mode or state)");
+  }
+  set_group(ctx, kw.operands.front(), mode, state);
+}
+
+void enable(const Args& args, Context& ctx) {
+  set_group(ctx, parse_keywords(args, {"NAME"}, {}).operands.front(), std::nullopt,
+            KVMAI_STATE_ENABLED);
+}
+
+void disable(const Args& args, Context& ctx) {
+  set_group(ctx, parse_keywords(args, {"NAME"}, {}).operands.front(), std::nullopt,
+            KVMAI_STATE_DISABLED);
+}
+
+const ObjectRegistrar kRegistrar({
+    .name = "group",
+    .summary = "P2P groups of passthrough devices (kvmai module)",
+    .commands =
+        {{.name = "show",
+          .usage = "[ NAME ]",
+          .summary = "one group, or all: members, ports and pairs",
+          .run = show},
+         {.name = "add",
+          .usage = "NAME vm VMID [ mode { translated | direct } ] [ bind-socket ]",
+          .summary = "create a disabled, empty group",
+          .run = add},
+         {.name = "del",
+          .usage = "NAME",
+          .summary = "disable (restoring every port) and delete a group",
+          .run = del},
+         {.name = "set",
+          .usage = "NAME [ mode { translated | direct } ] [ state { enabled | disabled } ]",
+          .summary = "change mode (while disabled) or state",
+          .run = set},
+         {.name = "enable",
+          .usage = "NAME",
+          .summary = "program ACS on the ports between members",
+          .run = enable},
+         {.name = "disable", .usage = "NAME", .summary = "restore the ports' ACS", .run = disable}},
+    .default_command = "show",
+});
+
+}  // namespace
+}  // namespace kvmaictl

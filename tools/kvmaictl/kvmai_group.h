@@ -1,0 +1,41 @@
+// P2P groups as the kvmai module reports them (the spec's `group`
+// attribute set), shared by the group, dev and monitor objects: the names
+// of the spec's enums, and one way of printing a group.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "genl.h"
+#include "print.h"
+
+namespace kvmaictl {
+
+// An enum of the spec: value and name, in spec order.
+using EnumNames = std::vector<std::pair<std::uint32_t, std::string_view>>;
+
+const EnumNames& mode_names();
+const EnumNames& state_names();
+const EnumNames& path_type_names();
+const EnumNames& feature_names();
+
+// The name of `value`, or its number when the spec has no such entry.
+std::string enum_name(const EnumNames& names, std::uint32_t value);
+// The value named `word` (a unique prefix will do); throws UsageError
+// naming `what`.
+std::uint32_t enum_value(const EnumNames& names, std::string_view word, std::string_view what);
+// The names of the flags set in `value` (unknown bits as numbers).
+std::vector<std::string> flag_names(const EnumNames& names, std::uint32_t value);
+
+// One group: a block of lines in text, an object under `key` in JSON (an
+// array element when `key` is empty). -v adds ports' ACS target and
+// capability to the text.
+void print_group(Printer& out, const AttrSet& group, bool verbose, std::string_view key = {});
+
+// The group's name, state, mode, VM and members on one line (text only).
+void print_group_summary(Printer& out, const AttrSet& group);
+
+}  // namespace kvmaictl
