@@ -79,14 +79,6 @@ TEST(Dev, AddWarningIsPrintedAndSucceeds) {
             "through the IOMMU\n");
 }
 
-TEST(Dev, UnknownDeviceIsRefusedWithExtack) {
-  auto log = std::make_shared<Log>();
-  const auto r = run_cli({"dev", "add", "g1", "0000:99:00.0"},
-                         testing::failing_kvmai(log, ENOENT, "no PCI device 0000:99:00.0"));
-  EXPECT_EQ(r.rc, kExitFailed);
-  EXPECT_EQ(r.err, "Error: dev add: no PCI device 0000:99:00.0 (No such file or directory)\n");
-}
-
 TEST(Dev, WithoutModuleSaysSo) {
   const auto r = run_cli({"dev", "del", "g1", "21:00.0"}, testing::no_kvmai());
   EXPECT_EQ(r.rc, kExitFailed);

@@ -25,7 +25,7 @@ class FakeTransport final : public GenlTransport {
 
   // A command without a reply here is answered by the ACK alone.
   std::map<std::uint8_t, std::vector<GenlMessage>> replies;
-  std::optional<GenlError> error;  // thrown by every request/dump when set
+  std::optional<GenlError> error;  // thrown by every call when set
   std::string warning;             // extack text of every successful ACK
   std::vector<GenlMessage> notifications;
 
@@ -40,10 +40,14 @@ class FakeTransport final : public GenlTransport {
     record(cmd, attrs);
     return replies[cmd];
   }
-  void subscribe(std::string_view group) override { log_->groups.emplace_back(group); }
+  void subscribe(std::string_view group) override {
+    log_->groups.emplace_back(group);
+    fail_if_set();
+  }
   void receive(const std::function<bool(const GenlMessage&)>& on_message,
                int /*wake_fd*/) override {
     ++log_->receives;
+    fail_if_set();
     for (const auto& n : notifications) {
       if (!on_message(n)) {
         return;
@@ -55,6 +59,9 @@ class FakeTransport final : public GenlTransport {
   void record(std::uint8_t cmd, const AttrSet& attrs) {
     log_->commands.push_back(cmd);
     log_->requests.push_back(attrs);
+    fail_if_set();
+  }
+  void fail_if_set() const {
     if (error) {
       throw *error;
     }
