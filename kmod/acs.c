@@ -134,8 +134,13 @@ void kvmai_port_put(struct kvmai_port *port, const char *group)
 		pci_warn(port->pdev,
 			 "kvmai: ACS control changed behind kvmai (%#06x, expected %#06x)\n",
 			 cur, port->target);
+#ifdef KVMAI_HAVE_ACS_OVERRIDE
+	/* The override must go even if the word already looks restored. */
+	kvmai_port_write(port, port->saved, group);
+#else
 	if (cur != port->saved)
 		kvmai_port_write(port, port->saved, group);
+#endif
 	list_del(&port->node);
 	pci_dev_put(port->pdev);
 	kfree(port);

@@ -279,12 +279,11 @@ def build_payload(payload_dir, devmap, out):
         shutil.copytree(HERE / "scenarios", root / "kvmai/scenarios")
         elves = []
         if payload_dir:
-            for src in Path(payload_dir).rglob("*"):
-                if src.is_file():
-                    dst = copy_into(root, src, "kvmai/" + str(src.relative_to(payload_dir)))
-                    if os.access(src, os.X_OK) and is_elf(src):
-                        elves.append(src)
-                        dst.chmod(0o755)
+            # Symlinks stay symlinks: recorded sysfs trees are made of them.
+            shutil.copytree(payload_dir, root / "kvmai", symlinks=True, dirs_exist_ok=True)
+            elves = [p for p in (root / "kvmai").rglob("*")
+                     if p.is_file() and not p.is_symlink() and os.access(p, os.X_OK)
+                     and is_elf(p)]
         for lib in elf_deps(elves):
             copy_into(root, lib)
         cpio_gz(root, out)

@@ -17,8 +17,9 @@ refused() {
 	if "$@"; then
 		echo "demo: expected this to be refused" >&2
 		exit 1
+	else
+		echo "(exit code $?)"
 	fi
-	echo "(exit code $?)"
 }
 dev() { awk -v n="$1" '$1 == n { print $2 }' /run/kvmai/devices; }
 port() { awk -v n="$1" '$1 == n { print $7 }' /run/kvmai/devices; }
