@@ -87,10 +87,12 @@ apply_series() {
 
 configure() {
 	mkdir -p "$out"
-	if [ ! -f "$out/.config" ] || [ "$fragment" -nt "$out/.config" ]; then
+	# By content, not timestamp: a fresh clone must not reconfigure a built tree.
+	if [ ! -f "$out/.config" ] || ! cmp -s "$fragment" "$out/.kvmai-fragment"; then
 		make -s -C "$repo" O="$out" tinyconfig >/dev/null
 		"$repo/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$fragment" >/dev/null
 		make -s -C "$repo" O="$out" olddefconfig >/dev/null
+		cp "$fragment" "$out/.kvmai-fragment"
 	fi
 	# Every option of the fragment must have survived Kconfig's dependencies.
 	local bad=0 opt val got
@@ -128,9 +130,18 @@ cmd_check() {
 	if [ ${#objs[@]} -gt 0 ]; then
 		log "compiling ${objs[*]}"
 		make -s -C "$repo" O="$out" -j"$JOBS" prepare >/dev/null
-		make -C "$repo" O="$out" -j"$JOBS" W=1 "${objs[@]}" 2>&1 | grep -v "^make\[" || true
+		# Rebuilt with W=1 every time; any warning in them fails the check.
 		for o in "${objs[@]}"; do
-			if [ -f "$out/$o" ] && [ "$out/$o" -nt "$repo/${o%.o}.c" ]; then
+			rm -f "$out/$o"
+		done
+		local log
+		log=$(make -C "$repo" O="$out" -j"$JOBS" W=1 "${objs[@]}" 2>&1 | grep -v "^make\[" || true)
+		echo "$log"
+		for o in "${objs[@]}"; do
+			if echo "$log" | grep -q "${o%.o}\.[ch]:[0-9]*:[0-9]*: warning:"; then
+				echo "compile: $o has W=1 warnings" >&2
+				rc=1
+			elif [ -f "$out/$o" ]; then
 				echo "compiled: $o"
 			else
 				echo "compile: $o failed" >&2
