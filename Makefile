@@ -45,6 +45,8 @@ vm-payload: all
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/vm-payload/bin/
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
+	mkdir -p $(BUILD)/vm-payload/testdata
+	cp -a tools/kvmaictl/testdata/hgx $(BUILD)/vm-payload/testdata/
 
 # The patch series (patches/) on its mainline base, and a kernel with it.
 patches-check:

@@ -30,8 +30,8 @@ static int all_devs(struct __test_metadata *_metadata, const struct kvmai_dev **
 
 TEST(devices_present)
 {
-	static const char *const names[] = { "gpu0", "gpu1", "nic0", "nic3", "foreign0",
-					     "gpu2", "gpu3", "nic1", "gpu4", "gpu5", "nic2",
+	static const char *const names[] = { "gpu0", "gpu1", "nic0", "nic1", "foreign0",
+					     "gpu2", "gpu3", "nic2", "gpu4", "gpu5", "nic3",
 					     "foreign1" };
 	const struct kvmai_dev *d[MAX];
 	uint16_t vendor;
@@ -168,20 +168,20 @@ TEST(vfio_bind_creates_group_node)
 
 TEST(sriov_creates_vfs)
 {
-	const struct kvmai_dev *nic2;
+	const struct kvmai_dev *nic3;
 	char cmd[256], out[4096];
 
 	if (!all_devs(_metadata, (const struct kvmai_dev *[MAX]){}))
 		return;
-	nic2 = kvmai_dev("nic2");
-	ASSERT_NE(NULL, nic2);
-	ASSERT_TRUE(nic2->sriov);
+	nic3 = kvmai_dev("nic3");
+	ASSERT_NE(NULL, nic3);
+	ASSERT_TRUE(nic3->sriov);
 	snprintf(cmd, sizeof(cmd),
 		 "echo 2 > /sys/bus/pci/devices/%s/sriov_numvfs && ls -d /sys/bus/pci/devices/%s/virtfn* | wc -l",
-		 nic2->bdf, nic2->bdf);
+		 nic3->bdf, nic3->bdf);
 	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
 	EXPECT_EQ(2, atoi(out));
-	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", nic2->bdf);
+	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", nic3->bdf);
 	EXPECT_EQ(0, run_capture(cmd, out, sizeof(out)));
 }
 

@@ -22,8 +22,8 @@
 #include "lib/kvmai_test.h"
 
 /* Endpoints the tests pass to "the VM": bound to vfio-pci for the run. */
-static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic3", "gpu2", "gpu3",
-				       "nic1", "gpu4", "gpu5", "nic2", "foreign1" };
+static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu2", "gpu3",
+				       "nic2", "gpu4", "gpu5", "nic3", "foreign1" };
 #define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
 
 /* ACS control of every port that has ACS, read from config space. */
@@ -218,7 +218,7 @@ TEST_F(p2p, translated_sets_dt_only_between_members)
 
 TEST_F(p2p, two_translated_groups_share_a_switch)
 {
-	static const char *const a[] = { "gpu0", "nic0" }, *const b[] = { "gpu1", "nic3" };
+	static const char *const a[] = { "gpu0", "nic0" }, *const b[] = { "gpu1", "nic1" };
 	struct acs_snap during;
 	char diff[1024];
 
@@ -234,13 +234,13 @@ TEST_F(p2p, two_translated_groups_share_a_switch)
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_DISABLED));
 	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
 	EXPECT_EQ(snap_get(&self->before, port("gpu1")) | PCI_ACS_DT, acs_now(port("gpu1")));
-	EXPECT_EQ(snap_get(&self->before, port("nic3")) | PCI_ACS_DT, acs_now(port("nic3")));
+	EXPECT_EQ(snap_get(&self->before, port("nic1")) | PCI_ACS_DT, acs_now(port("nic1")));
 }
 
 TEST_F(p2p, shared_port_is_reference_counted)
 {
-	/* nic2 and foreign1 sit below one ACS root port of sw2 (via an x3130). */
-	static const char *const a[] = { "nic2", "gpu4" }, *const b[] = { "foreign1", "gpu5" };
+	/* nic3 and foreign1 sit below one ACS root port of sw2 (via an x3130). */
+	static const char *const a[] = { "nic3", "gpu4" }, *const b[] = { "foreign1", "gpu5" };
 	const char *shared = NULL;
 
 	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, a, 2));
@@ -265,7 +265,7 @@ TEST_F(p2p, shared_port_is_reference_counted)
 TEST_F(p2p, direct_refused_with_foreign_endpoint_on_switch)
 {
 	/* Every VM device on sw0: only the host's foreign0 is left out. */
-	static const char *const m[] = { "gpu0", "gpu1", "nic0", "nic3" };
+	static const char *const m[] = { "gpu0", "gpu1", "nic0", "nic1" };
 	struct acs_snap after;
 	char diff[1024];
 
@@ -280,7 +280,7 @@ TEST_F(p2p, direct_refused_with_foreign_endpoint_on_switch)
 
 TEST_F(p2p, direct_clears_redirect_and_reports_bars)
 {
-	static const char *const m[] = { "gpu2", "gpu3", "nic1" };
+	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	char path[128], line[256];
 
 	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 3));
@@ -394,7 +394,7 @@ TEST_F(p2p, member_unbound_disables_and_notifies)
 
 TEST_F(p2p, rmmod_while_enabled_restores)
 {
-	static const char *const m[] = { "gpu2", "gpu3", "nic1" };
+	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	struct acs_snap after;
 	char diff[1024];
 
@@ -508,13 +508,13 @@ TEST_F(p2p, malformed_and_refused_requests)
 
 TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
 {
-	static const char *const no_ats[] = { "nic2", "gpu4" };
+	static const char *const no_ats[] = { "nic3", "gpu4" };
 	static const char *const apart[] = { "gpu0", "gpu2" };
 
 	/* igb offers no ATS: translated mode cannot help its traffic. */
 	ASSERT_EQ(0, make_group(self, "gw", KVMAI_MODE_TRANSLATED, no_ats, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, bdf("nic2"))) TH_LOG("warning: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, bdf("nic3"))) TH_LOG("warning: %s", self->ext);
 	EXPECT_NE(NULL, strstr(self->ext, "no ATS")) TH_LOG("warning: %s", self->ext);
 
 	/* Two NUMA nodes, two host bridges: nothing to program, and it says so. */
@@ -529,7 +529,7 @@ TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
 
 TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 {
-	static const char *const m[] = { "gpu4", "gpu5", "nic2" };
+	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
 	char path[128];
 	FILE *f;
 
@@ -553,7 +553,7 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	ASSERT_EQ(0, get_group(self, "gh"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	EXPECT_EQ(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
-	EXPECT_EQ(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	EXPECT_EQ(snap_get(&self->before, port("nic3")), acs_now(port("nic3")));
 	/* foreign1 is a new device now: hand it back to vfio-pci for teardown. */
 	pci_bind(bdf("foreign1"), "vfio-pci");
 }
@@ -573,7 +573,7 @@ static uint32_t module_features(FIXTURE_DATA(p2p) *self)
  */
 TEST_F(p2p, override_survives_port_driver_rebind)
 {
-	static const char *const m[] = { "gpu2", "gpu3", "nic1" };
+	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	const char *p = port("gpu2");
 	char cmd[256], out[64];
 

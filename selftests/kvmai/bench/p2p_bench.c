@@ -43,8 +43,8 @@ static int set_state(struct nl_sock *sk, int fam, uint32_t state)
 
 int main(int argc, char **argv)
 {
-	static const char *const devs[] = { "gpu0", "gpu1", "nic0", "nic3", "gpu2", "gpu3",
-					    "nic1", "gpu4", "gpu5", "nic2" };
+	static const char *const devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu2", "gpu3",
+					    "nic2", "gpu4", "gpu5", "nic3" };
 	int n = argc > 1 ? atoi(argv[1]) : 200, fam, nports;
 	struct kt_group *g = calloc(1, sizeof(*g));
 	double t0, s0, en = 0, dis = 0, sys_en = 0, setpci = 0;
