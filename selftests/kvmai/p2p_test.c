@@ -527,6 +527,42 @@ TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
 	EXPECT_EQ(KVMAI_PATH_TYPE_NONE, self->g.pairs[0].type);
 }
 
+static void sysfs_write(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
+TEST_F(p2p, member_removed_while_enabled)
+{
+	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
+	char path[128];
+
+	ASSERT_EQ(0, make_group(self, "gm", KVMAI_MODE_TRANSLATED, m, 3));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED));
+	ASSERT_NE(snap_get(&self->before, port("gpu5")), acs_now(port("gpu5")));
+
+	/* Hot-removal of a member: the group closes and forgets it. */
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("gpu5"));
+	sysfs_write(path, "1");
+	ASSERT_NE(0, access(path, F_OK));
+	ASSERT_EQ(0, get_group(self, "gm"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	EXPECT_EQ(2, self->g.nmembers);
+	EXPECT_EQ(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
+	EXPECT_EQ(snap_get(&self->before, port("gpu5")), acs_now(port("gpu5")));
+
+	/* Re-enabling with what is left works; the device comes back unowned. */
+	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED));
+	sysfs_write("/sys/bus/pci/rescan", "1");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("gpu5"));
+	pci_bind(bdf("gpu5"), "vfio-pci");
+}
+
 TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 {
 	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
