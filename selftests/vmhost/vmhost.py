@@ -90,7 +90,20 @@ class Topology:
 
         chassis = 0
         devmap = []
-        port_of = {}      # switch name -> list of (port id, locator prefix)
+        port_of = {}      # switch name -> list of (child name, port id, locator)
+
+        def add_ports(sw, model, bus, locator, children):
+            """One port of QEMU device @model on @bus per child, in order."""
+            nonlocal chassis
+            ports = []
+            for i, name in enumerate(children):
+                chassis += 1
+                pid = f"{sw['name']}p{i}"
+                args.extend(["-device", f"{model},id={pid},bus={bus},addr={i:#x},"
+                             f"chassis={chassis},slot={chassis}"])
+                ports.append((name, pid, locator(i)))
+            port_of[sw["name"]] = ports
+
         slot = 0
         for sw in self.switches.values():
             if sw["kind"] != "expander":
@@ -102,14 +115,8 @@ class Topology:
             # One ACS root port per endpoint, then one per switch hanging below.
             below = [d["name"] for d in self.devices if d["switch"] == sw["name"]]
             below += [c["name"] for c in self.switches.values() if c.get("parent") == sw["name"]]
-            ports = []
-            for i, name in enumerate(below):
-                chassis += 1
-                pid = f"{sw['name']}p{i}"
-                args += ["-device", f"pcie-root-port,id={pid},bus={pxb},addr={i:#x},"
-                         f"chassis={chassis},slot={chassis}"]
-                ports.append((name, pid, f"0000:{sw['bus_nr']:02x}:{i:02x}.0"))
-            port_of[sw["name"]] = ports
+            add_ports(sw, "pcie-root-port", pxb,
+                      lambda i, b=sw["bus_nr"]: f"0000:{b:02x}:{i:02x}.0", below)
 
         def take_port(parent, child):
             for i, (name, pid, loc) in enumerate(port_of[parent]):
@@ -125,15 +132,9 @@ class Topology:
             rp, loc = take_port(sw["parent"], sw["name"])
             up = f"{sw['name']}-up"
             args += ["-device", f"x3130-upstream,id={up},bus={rp},addr=0x0"]
-            ports = []
             members = [d["name"] for d in self.devices if d["switch"] == sw["name"]]
-            for i, name in enumerate(members):
-                chassis += 1
-                pid = f"{sw['name']}p{i}"
-                args += ["-device", f"xio3130-downstream,id={pid},bus={up},"
-                         f"addr={i:#x},chassis={chassis},slot={chassis}"]
-                ports.append((name, pid, f"{loc}/00.0/{i:02x}.0"))
-            port_of[sw["name"]] = ports
+            add_ports(sw, "xio3130-downstream", up,
+                      lambda i, loc=loc: f"{loc}/00.0/{i:02x}.0", members)
 
         for d in self.devices:
             pid, loc = take_port(d["switch"], d["name"])
