@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmaictl end to end in the emulated host: the operator's commands drive
+ * the module, and topo's verdict for gpu0-nic0 follows what they did.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "lib/kvmai_test.h"
+
+#define KVMAICTL "/kvmai/bin/kvmaictl"
+
+/* Exit status of a command, its stdout (and stderr) into @out. */
+static int sh(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	st = run_capture(cmd, out, len);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The value of "key" in topo's JSON object for the gpu0/nic0 pair. */
+static void pair_field(const char *json, const char *key, char *val, size_t len)
+{
+	const char *p = strstr(json, "\"gpu\":\"gpu0\",\"nic\":\"nic0\"");
+	char pat[64];
+
+	val[0] = '\0';
+	if (!p)
+		return;
+	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
+	p = strstr(p, pat);
+	if (p)
+		sscanf(p + strlen(pat), "%63[^\"]", val);
+	(void)len;
+}
+
+FIXTURE(cli) {
+	char out[65536];
+	char saved[2][64];
+};
+
+FIXTURE_SETUP(cli)
+{
+	if (!kvmai_dev("gpu0") || access(KVMAICTL, X_OK))
+		SKIP(return, "not in the emulated host (no device map or %s)", KVMAICTL);
+	ASSERT_EQ(0, kvmai_module_load());
+	ASSERT_EQ(0, pci_driver(kvmai_dev("gpu0")->bdf, self->saved[0], 64));
+	ASSERT_EQ(0, pci_driver(kvmai_dev("nic0")->bdf, self->saved[1], 64));
+	ASSERT_EQ(0, pci_bind(kvmai_dev("gpu0")->bdf, "vfio-pci"));
+	ASSERT_EQ(0, pci_bind(kvmai_dev("nic0")->bdf, "vfio-pci"));
+}
+
+FIXTURE_TEARDOWN(cli)
+{
+	if (!kvmai_dev("gpu0"))
+		return;
+	kvmai_module_unload();
+	pci_bind(kvmai_dev("gpu0")->bdf, "");
+	pci_bind(kvmai_dev("nic0")->bdf, "");
+}
+
+TEST_F(cli, topo_follows_a_translated_group)
+{
+	char val[64];
+
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	pair_field(self->out, "path", val, sizeof(val));
+	EXPECT_STREQ("PIX", val);
+	pair_field(self->out, "verdict", val, sizeof(val));
+	EXPECT_STREQ("root-complex", val) TH_LOG("%s", self->out);
+
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group add gt vm vm1"));
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
+			kvmai_dev("gpu0")->bdf)) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
+			kvmai_dev("nic0")->bdf)) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group enable gt"))
+		TH_LOG("%s", self->out);
+
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	pair_field(self->out, "verdict", val, sizeof(val));
+	EXPECT_STREQ("direct-translated", val) TH_LOG("%s", self->out);
+
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group del gt"));
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	pair_field(self->out, "verdict", val, sizeof(val));
+	EXPECT_STREQ("root-complex", val);
+}
+
+TEST_F(cli, refusals_are_one_line_with_the_kernel_reason)
+{
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group add gd vm vm1 mode direct"));
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
+			kvmai_dev("gpu0")->bdf));
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
+			kvmai_dev("nic0")->bdf));
+	EXPECT_EQ(1, sh(self->out, sizeof(self->out), KVMAICTL " group enable gd"));
+	EXPECT_NE(NULL, strstr(self->out, "Error: group enable: direct mode:")) TH_LOG("%s", self->out);
+	EXPECT_EQ(NULL, strchr(self->out, '\n') ? strchr(strchr(self->out, '\n') + 1, '\n') : NULL)
+		TH_LOG("more than one line: %s", self->out);
+	EXPECT_EQ(1, sh(self->out, sizeof(self->out), KVMAICTL " group del nosuch"));
+	EXPECT_NE(NULL, strstr(self->out, "no group nosuch")) TH_LOG("%s", self->out);
+	EXPECT_EQ(2, sh(self->out, sizeof(self->out), KVMAICTL " group add"));
+	EXPECT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group del gd"));
+}
+
+TEST(without_module_group_add_fails_cleanly)
+{
+	char out[4096];
+
+	if (!kvmai_dev("gpu0") || access(KVMAICTL, X_OK))
+		SKIP(return, "not in the emulated host");
+	ASSERT_EQ(0, kvmai_module_unload());
+	EXPECT_EQ(1, sh(out, sizeof(out), KVMAICTL " group add g vm vm1"));
+	EXPECT_NE(NULL, strstr(out, "kvmai module not loaded")) TH_LOG("%s", out);
+	ASSERT_EQ(0, kvmai_module_load());
+}
+
+TEST_HARNESS_MAIN
