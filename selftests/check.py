@@ -81,6 +81,7 @@ def stage_spec(tally, args):
         print(res.stdout + res.stderr)
 
 
+QEMU_CRASHED = 3    # vmhost.py's exit code when the emulator dies by a signal
 KTAP_RE = re.compile(r"^(not ok|ok) \d+ (\S+)(.*)$")
 
 
@@ -170,17 +171,24 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
         cmd += ["--kernel-dir", kernel_dir]
     if args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    out = []
-    for line in proc.stdout:
-        out.append(line)
-        if args.verbose:
-            print(line, end="")
-    rc = proc.wait()
+    for attempt in (1, 2):
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        out = []
+        for line in proc.stdout:
+            out.append(line)
+            if args.verbose:
+                print(line, end="")
+        rc = proc.wait()
+        # QEMU itself crashing is the emulator's failure, not a test's: one
+        # fresh boot, said loudly, and only the second run's results count.
+        if rc != QEMU_CRASHED or attempt == 2:
+            break
+        print(f"check: {stage}: QEMU crashed (see above); booting once more", flush=True)
     seen = parse_selftests(tally, stage, "".join(out))
     if not seen:
         tally.add(stage, "emulated host", "fail", f"no selftest ran (vmhost exit {rc})")
     elif rc not in (0, 1):
+        # Includes a second QEMU crash: then the run counts as failed.
         tally.add(stage, "emulated host", "fail", f"vmhost exit {rc}")
 
 

@@ -36,6 +36,7 @@ CACHE = Path(os.environ.get("KVMAI_CACHE") or
 BASE_FORMAT = 3
 EXIT_MARK = "KVMAI-EXIT "
 INIT_MARK = "KVMAI-INIT "
+EXIT_QEMU_CRASHED = 3
 
 
 def die(msg):
@@ -358,7 +359,9 @@ def boot(args):
     if args.verbose or rc is None or rc:
         print(f"vmhost: console log: {console}", file=sys.stderr)
     if rc is None:
+        crashed = not timed_out and qemu.returncode < 0
         why = (f"timed out after {timeout}s" if timed_out else
+               f"QEMU was killed by signal {-qemu.returncode}" if crashed else
                f"QEMU exited ({qemu.returncode}) before the scenario reported")
         print(f"vmhost: error: scenario '{args.scenario}' {why}", file=sys.stderr)
         if qemu_out:
@@ -367,7 +370,8 @@ def boot(args):
         if console.exists():
             tail = console.read_bytes().decode(errors="replace").splitlines()[-30:]
             print("vmhost: last console lines:\n  " + "\n  ".join(tail), file=sys.stderr)
-        return 1
+        # The emulator itself died: callers may tell this apart from a guest failure.
+        return EXIT_QEMU_CRASHED if crashed else 1
     return rc
 
 
