@@ -27,7 +27,7 @@ deps:
 	tools/devenv/deps.sh
 
 kmod:
-	$(MAKE) -C kmod
+	$(MAKE) -C kmod KVMAI_TEST=y
 
 tools:
 	cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
@@ -41,7 +41,7 @@ selftests:
 vm-payload: all
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench
-	cp kmod/kvmai.ko $(BUILD)/vm-payload/
+	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko $(wildcard kmod/compat/*.ko) $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/vm-payload/bin/
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
@@ -61,9 +61,11 @@ vm-payload-kernel: vm-payload
 	test -n "$$kdir" || { echo "no patched kernel built: run 'make kernel'" >&2; exit 1; }; \
 	rm -rf $(BUILD)/kmod-kernel $(BUILD)/vm-payload-kernel && mkdir -p $(BUILD)/kmod-kernel && \
 	git ls-files kmod | sed 's|^kmod/||' | tar -C kmod -cf - -T - | tar -C $(BUILD)/kmod-kernel -xf - && \
-	$(MAKE) -C $(BUILD)/kmod-kernel KDIR=$$kdir/build && \
+	$(MAKE) -C $(BUILD)/kmod-kernel KDIR=$$kdir/build KVMAI_TEST=y && \
 	cp -r $(BUILD)/vm-payload $(BUILD)/vm-payload-kernel && \
-	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/vm-payload-kernel/
+	rm -f $(BUILD)/vm-payload-kernel/*.ko && \
+	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/mock/kvmai_mock_pmu.ko \
+	   $$(ls $(BUILD)/kmod-kernel/compat/*.ko 2>/dev/null) $(BUILD)/vm-payload-kernel/
 
 # The selftests on the patched kernel alone.
 check-kernel: vm-payload-kernel

@@ -16,6 +16,9 @@
 #include <linux/pci.h>
 #include <net/net_namespace.h>
 
+/* The kernel's uncore registry, or compat/'s copy on kernels without it. */
+#include <asm/uncore_guest.h>
+
 #include "compat.h"
 #include "plan.h"
 
@@ -109,7 +112,69 @@ int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo);
 void kvmai_topo_free(struct kvmai_topo *topo);
 const char *kvmai_topo_name(const struct kvmai_topo *topo, int i, char *buf, size_t len);
 
+/* A uncore unit a VM owns. */
+struct kvmai_pmu_unit {
+	struct list_head node;
+	char name[KVMAI_UNIT_LEN];
+	struct uncore_guest_res *res;
+	bool revoked;			/* its driver went away */
+};
+
+/* What one VM owns; exists while it owns something. */
+struct kvmai_pmu_vm {
+	struct list_head node;
+	char vm[KVMAI_VM_LEN];
+	bool core;
+	struct list_head units;
+	cpumask_var_t cpus;
+	bool has_cpus;
+	bool shared;
+	struct pid *pid;		/* VMM allowed to attach in KVM */
+	u32 owner_portid;		/* nonzero: released when that socket closes */
+	possible_net_t owner_net;
+};
+
+#define KVMAI_PMU_MAX_UNITS 16
+
+/* A pmu-assign request, parsed. */
+struct kvmai_pmu_req {
+	const char *vm;
+	bool core;
+	const char *units[KVMAI_PMU_MAX_UNITS];
+	unsigned int nr_units;
+	bool has_cpus;
+	const struct cpumask *cpus;
+	bool shared;
+	struct pid *pid;
+	u32 owner_portid;
+	possible_net_t owner_net;
+};
+
+/* pmu.c: everything but destroy and release_owner requires kvmai_lock. */
+struct genl_info;
+struct sk_buff;
+
+struct kvmai_pmu_vm *kvmai_pmu_vm_find(const char *vm);
+struct kvmai_pmu_vm *kvmai_pmu_vm_next(struct kvmai_pmu_vm *pvm);
+const char *kvmai_pmu_unit_owner(const char *name);
+struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
+				      struct netlink_ext_ack *extack);
+int kvmai_pmu_release(struct kvmai_pmu_vm *pvm, bool core, const char *const *units,
+		      unsigned int nr_units, struct netlink_ext_ack *extack);
+void kvmai_pmu_vm_release_all(struct kvmai_pmu_vm *pvm, const char *why);
+void kvmai_pmu_release_owner(struct net *net, u32 portid);
+void kvmai_pmu_destroy(void);
+
+/* pmu_core.c: the core PMU through the perf guest-owner interface. */
+int kvmai_pmu_core_fence(struct netlink_ext_ack *extack);
+void kvmai_pmu_core_unfence(void);
+int kvmai_pmu_core_fill(struct sk_buff *msg);
+
+/* pmu_nl.c */
+void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm);
+
 /* netlink.c */
+bool kvmai_missing(struct genl_info *info, int type, const char *what);
 void kvmai_notify(struct kvmai_group *grp, u8 cmd);
 
 /* notify.c */

@@ -11,6 +11,15 @@
 
 #include <uapi/linux/kvmai.h>
 
+/* Common nested types */
+const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_VM + 1] = {
+	[KVMAI_A_UNIT_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[KVMAI_A_UNIT_TYPE] = { .type = NLA_U32, },
+	[KVMAI_A_UNIT_MSR_RANGES] = { .type = NLA_U32, },
+	[KVMAI_A_UNIT_HOST_EVENTS] = { .type = NLA_U32, },
+	[KVMAI_A_UNIT_VM] = { .type = NLA_NUL_STRING, },
+};
+
 /* KVMAI_CMD_GROUP_NEW - do */
 static const struct nla_policy kvmai_group_new_nl_policy[KVMAI_A_GROUP_BIND_SOCKET + 1] = {
 	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
@@ -46,6 +55,29 @@ static const struct nla_policy kvmai_dev_add_nl_policy[KVMAI_A_GROUP_PCI_ADDR + 
 static const struct nla_policy kvmai_dev_del_nl_policy[KVMAI_A_GROUP_PCI_ADDR + 1] = {
 	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[KVMAI_A_GROUP_PCI_ADDR] = { .type = NLA_NUL_STRING, .len = 15, },
+};
+
+/* KVMAI_CMD_PMU_GET - do */
+static const struct nla_policy kvmai_pmu_get_nl_policy[KVMAI_A_PMU_VM + 1] = {
+	[KVMAI_A_PMU_VM] = { .type = NLA_NUL_STRING, .len = 63, },
+};
+
+/* KVMAI_CMD_PMU_ASSIGN - do */
+static const struct nla_policy kvmai_pmu_assign_nl_policy[KVMAI_A_PMU_BIND_SOCKET + 1] = {
+	[KVMAI_A_PMU_VM] = { .type = NLA_NUL_STRING, .len = 63, },
+	[KVMAI_A_PMU_CORE] = { .type = NLA_FLAG, },
+	[KVMAI_A_PMU_UNIT] = NLA_POLICY_NESTED(kvmai_unit_nl_policy),
+	[KVMAI_A_PMU_CPUS] = { .type = NLA_NUL_STRING, .len = 255, },
+	[KVMAI_A_PMU_SHARED] = { .type = NLA_FLAG, },
+	[KVMAI_A_PMU_PID] = { .type = NLA_U32, },
+	[KVMAI_A_PMU_BIND_SOCKET] = { .type = NLA_FLAG, },
+};
+
+/* KVMAI_CMD_PMU_RELEASE - do */
+static const struct nla_policy kvmai_pmu_release_nl_policy[KVMAI_A_PMU_UNIT + 1] = {
+	[KVMAI_A_PMU_VM] = { .type = NLA_NUL_STRING, .len = 63, },
+	[KVMAI_A_PMU_CORE] = { .type = NLA_FLAG, },
+	[KVMAI_A_PMU_UNIT] = NLA_POLICY_NESTED(kvmai_unit_nl_policy),
 };
 
 /* Ops table for kvmai */
@@ -100,6 +132,37 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 		.doit		= kvmai_nl_dev_del_doit,
 		.policy		= kvmai_dev_del_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= KVMAI_CMD_PMU_HOST_GET,
+		.doit	= kvmai_nl_pmu_host_get_doit,
+		.flags	= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= KVMAI_CMD_PMU_GET,
+		.doit		= kvmai_nl_pmu_get_doit,
+		.policy		= kvmai_pmu_get_nl_policy,
+		.maxattr	= KVMAI_A_PMU_VM,
+		.flags		= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= KVMAI_CMD_PMU_GET,
+		.dumpit	= kvmai_nl_pmu_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= KVMAI_CMD_PMU_ASSIGN,
+		.doit		= kvmai_nl_pmu_assign_doit,
+		.policy		= kvmai_pmu_assign_nl_policy,
+		.maxattr	= KVMAI_A_PMU_BIND_SOCKET,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= KVMAI_CMD_PMU_RELEASE,
+		.doit		= kvmai_nl_pmu_release_doit,
+		.policy		= kvmai_pmu_release_nl_policy,
+		.maxattr	= KVMAI_A_PMU_UNIT,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

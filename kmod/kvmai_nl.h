@@ -12,6 +12,9 @@
 
 #include <uapi/linux/kvmai.h>
 
+/* Common nested types */
+extern const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_VM + 1];
+
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_group_del_doit(struct sk_buff *skb, struct genl_info *info);
@@ -20,6 +23,11 @@ int kvmai_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
 int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_pmu_host_get_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_pmu_get_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_pmu_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb);
+int kvmai_nl_pmu_assign_doit(struct sk_buff *skb, struct genl_info *info);
+int kvmai_nl_pmu_release_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	KVMAI_NLGRP_MONITOR,

@@ -5,7 +5,8 @@
  * This file only wires the module together; each concern lives in its own
  * file: netlink.c (requests), group.c (P2P groups), plan.c (which ports,
  * which bits), acs.c (ports and ACS writes), topo.c (the live PCI tree),
- * notify.c (unbind, removal, owner exit), debugfs.c.
+ * notify.c (unbind, removal, owner exit), debugfs.c, and for PMU ownership
+ * pmu.c (who owns what), pmu_core.c (the core PMU) and pmu_nl.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -40,6 +41,7 @@ static void __exit kvmai_exit(void)
 	kvmai_notifiers_unregister();
 	/* Restores every port; monitors still hear about each group. */
 	kvmai_groups_destroy();
+	kvmai_pmu_destroy();
 	genl_unregister_family(&kvmai_nl_family);
 }
 

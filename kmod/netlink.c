@@ -179,7 +179,7 @@ static int kvmai_reply_group(struct kvmai_group *grp, struct genl_info *info)
 }
 
 /* Like GENL_REQ_ATTR_CHECK, with a message naming what is missing. */
-static bool kvmai_missing(struct genl_info *info, int type, const char *what)
+bool kvmai_missing(struct genl_info *info, int type, const char *what)
 {
 	if (!GENL_REQ_ATTR_CHECK(info, type))
 		return false;

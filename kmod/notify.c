@@ -44,6 +44,7 @@ static int kvmai_netlink_notify(struct notifier_block *nb, unsigned long state, 
 	if (state != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC || !n->portid)
 		return NOTIFY_DONE;
 	kvmai_groups_release_owner(n->net, n->portid);
+	kvmai_pmu_release_owner(n->net, n->portid);
 	return NOTIFY_DONE;
 }
 

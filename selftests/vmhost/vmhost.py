@@ -82,7 +82,8 @@ class Topology:
                 "-m", f"{mem}M",
                 "-nodefaults", "-display", "none", "-no-reboot"]
         for n in range(nodes):
-            node_cpus = [c for c in range(cpus) if c % nodes == n]
+            # QEMU numbers CPUs socket by socket: node n is socket n.
+            node_cpus = [c for c in range(cpus) if c // (cpus // nodes) == n]
             args += ["-object", f"memory-backend-ram,id=mem{n},size={mem // nodes}M",
                      "-numa", f"node,nodeid={n},memdev=mem{n}" +
                      "".join(f",cpus={c}" for c in node_cpus)]

@@ -275,10 +275,12 @@ static int on_ack_warning(struct nl_msg *msg, void *arg)
 	return NL_STOP;
 }
 
-int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
-	       struct kt_group *out, int max, int *n, char *ext, size_t ext_len)
+int kt_exchange(struct nl_sock *sk, int family, uint8_t cmd, bool dump,
+		void (*fill)(struct nl_msg *msg, const void *arg), const void *fill_arg,
+		int (*valid)(struct nl_msg *msg, void *arg), void *valid_arg,
+		char *ext, size_t ext_len)
 {
-	struct dump_ctx c = { .out = out, .max = max, .ext = ext, .ext_len = ext_len, .err = 1 };
+	struct dump_ctx c = { .ext = ext, .ext_len = ext_len, .err = 1 };
 	struct nl_msg *msg = nlmsg_alloc();
 	struct nl_cb *cb = nl_cb_alloc(NL_CB_DEFAULT);
 	int ret = -ENOMEM;
@@ -288,21 +290,15 @@ int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
 	if (!msg || !cb)
 		goto out;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
-			 req->dump ? NLM_F_DUMP : NLM_F_ACK, req->cmd, KVMAI_FAMILY_VERSION))
+			 dump ? NLM_F_DUMP : NLM_F_ACK, cmd, KVMAI_FAMILY_VERSION))
 		goto out;
-	if ((req->name && nla_put_string(msg, KVMAI_A_GROUP_NAME, req->name)) ||
-	    (req->vm && nla_put_string(msg, KVMAI_A_GROUP_VM, req->vm)) ||
-	    (req->pci && nla_put_string(msg, KVMAI_A_GROUP_PCI_ADDR, req->pci)) ||
-	    (req->mode && nla_put_u32(msg, KVMAI_A_GROUP_MODE, req->mode)) ||
-	    (req->state && nla_put_u32(msg, KVMAI_A_GROUP_STATE, req->state)) ||
-	    (req->bind_socket && nla_put_flag(msg, KVMAI_A_GROUP_BIND_SOCKET)))
-		goto out;
-	if (req->extra)
-		req->extra(msg);
+	if (fill)
+		fill(msg, fill_arg);
 	nl_cb_err(cb, NL_CB_CUSTOM, on_dump_error, &c);
 	nl_cb_set(cb, NL_CB_ACK, NL_CB_CUSTOM, on_ack_warning, &c);
 	nl_cb_set(cb, NL_CB_FINISH, NL_CB_CUSTOM, on_done, &c);
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_group, &c);
+	if (valid)
+		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid, valid_arg);
 	if (nl_send_auto(sk, msg) < 0) {
 		ret = -EIO;
 		goto out;
@@ -314,11 +310,43 @@ int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
 		}
 	}
 	ret = c.err;
-	if (n)
-		*n = c.n;
 out:
 	nl_cb_put(cb);
 	nlmsg_free(msg);
+	return ret;
+}
+
+static void fill_group_req(struct nl_msg *msg, const void *arg)
+{
+	const struct kt_req *req = arg;
+
+	/* Far below a page: nla_put cannot run out of room here. */
+	if (req->name)
+		nla_put_string(msg, KVMAI_A_GROUP_NAME, req->name);
+	if (req->vm)
+		nla_put_string(msg, KVMAI_A_GROUP_VM, req->vm);
+	if (req->pci)
+		nla_put_string(msg, KVMAI_A_GROUP_PCI_ADDR, req->pci);
+	if (req->mode)
+		nla_put_u32(msg, KVMAI_A_GROUP_MODE, req->mode);
+	if (req->state)
+		nla_put_u32(msg, KVMAI_A_GROUP_STATE, req->state);
+	if (req->bind_socket)
+		nla_put_flag(msg, KVMAI_A_GROUP_BIND_SOCKET);
+	if (req->extra)
+		req->extra(msg);
+}
+
+int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
+	       struct kt_group *out, int max, int *n, char *ext, size_t ext_len)
+{
+	struct dump_ctx c = { .out = out, .max = max };
+	int ret;
+
+	ret = kt_exchange(sk, family, req->cmd, req->dump, fill_group_req, req,
+			  on_group, &c, ext, ext_len);
+	if (!ret && n)
+		*n = c.n;
 	return ret;
 }
 

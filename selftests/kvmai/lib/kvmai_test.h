@@ -16,6 +16,10 @@ struct nl_msg;
 /* Written by the emulated host's init from aihost.toml. */
 #define KVMAI_DEVICES_FILE "/run/kvmai/devices"
 #define KVMAI_MODULE_PATH "/kvmai/kvmai.ko"
+/* kvmai's uncore registry, only for kernels without the series' one. */
+#define KVMAI_COMPAT_PATH "/kvmai/uncore_guest.ko"
+/* Test-only fake PMUs (kmod/mock). */
+#define KVMAI_MOCK_PATH "/kvmai/kvmai_mock_pmu.ko"
 
 struct kvmai_dev {
 	char name[32];
@@ -51,6 +55,9 @@ int run_capture(const char *cmd, char *buf, size_t len);
 bool kvmai_module_loaded(void);
 int kvmai_module_load(void);
 int kvmai_module_unload(void);
+bool kvmai_mock_loaded(void);
+int kvmai_mock_load(void);
+int kvmai_mock_unload(void);
 
 struct kvmai_status {
 	char version[64];
@@ -123,9 +130,72 @@ struct kt_req {
  */
 int kt_request(struct nl_sock *sk, int family, const struct kt_req *req,
 	       struct kt_group *out, int max, int *n, char *ext, size_t ext_len);
+/*
+ * One request of @cmd: @fill adds its attributes, @valid sees each reply
+ * message.  Returns 0 or -errno; extack text (error or warning) in @ext.
+ */
+int kt_exchange(struct nl_sock *sk, int family, uint8_t cmd, bool dump,
+		void (*fill)(struct nl_msg *msg, const void *arg), const void *fill_arg,
+		int (*valid)(struct nl_msg *msg, void *arg), void *valid_arg,
+		char *ext, size_t ext_len);
 /* Join the monitor multicast group; messages then come from kt_receive. */
 int kt_monitor(struct nl_sock *sk);
 /* Next notification within @timeout_ms: 1 received, 0 none, -errno. */
 int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms);
+
+/* PMU ownership (lib/pmu.c). */
+struct kt_unit {
+	char name[64];
+	uint32_t type, ranges, host_events;
+	char vm[64];		/* owner, host view only */
+};
+
+struct kt_pmu {
+	uint8_t cmd;
+	char vm[64];
+	bool core, shared, bind_socket;
+	uint32_t pid;
+	char cpus[256];
+	int npkgs, nunits;
+	uint32_t pkgs[8];
+	struct kt_unit units[16];
+};
+
+struct kt_conflict {
+	char pmu[32], comm[16];
+	uint32_t cpu, pid;
+	uint64_t config;
+};
+
+struct kt_pmu_host {
+	bool core_capable, has_core_info;
+	uint32_t fences, include_guest;
+	int nconflicts, nunits;
+	struct kt_conflict conflicts[8];
+	struct kt_unit units[16];
+};
+
+struct kt_pmu_req {
+	uint8_t cmd;		/* KVMAI_CMD_PMU_{GET,ASSIGN,RELEASE} */
+	const char *vm;
+	bool core;
+	const char *units[8];
+	const char *cpus;
+	bool shared;
+	uint32_t pid;		/* 0: left out */
+	bool bind_socket;
+	bool dump;
+};
+
+int kt_pmu_request(struct nl_sock *sk, int family, const struct kt_pmu_req *req,
+		   struct kt_pmu *out, int max, int *n, char *ext, size_t ext_len);
+int kt_pmu_host(struct nl_sock *sk, int family, struct kt_pmu_host *out,
+		char *ext, size_t ext_len);
+/* Next pmu-change notification within @timeout_ms: 1, 0 none, -errno. */
+int kt_pmu_receive(struct nl_sock *sk, struct kt_pmu *out, int timeout_ms);
+/* A system-wide counting event on @pmu (by sysfs name): fd or -errno. */
+int kt_perf_open(const char *pmu, int cpu, bool exclude_guest);
+/* The CPUs of @cpu's package as a cpulist, and how many; -errno. */
+int kt_package_cpus(int cpu, char *list, size_t len);
 
 #endif /* KVMAI_TEST_H */

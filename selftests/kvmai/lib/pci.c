@@ -196,11 +196,25 @@ bool kvmai_module_loaded(void)
 	return access("/sys/module/kvmai", F_OK) == 0;
 }
 
+/* insmod @path unless /sys/module/@name exists: 0 or -EIO. */
+static int module_load(const char *name, const char *path)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "/sys/module/%s", name);
+	if (access(cmd, F_OK) == 0)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "insmod %s", path);
+	return system(cmd) == 0 ? 0 : -EIO;
+}
+
 int kvmai_module_load(void)
 {
-	if (kvmai_module_loaded())
-		return 0;
-	return system("insmod " KVMAI_MODULE_PATH) == 0 ? 0 : -EIO;
+	/* Kernels without the uncore registry get kvmai's copy first. */
+	if (access(KVMAI_COMPAT_PATH, F_OK) == 0 &&
+	    module_load("uncore_guest", KVMAI_COMPAT_PATH))
+		return -EIO;
+	return module_load("kvmai", KVMAI_MODULE_PATH);
 }
 
 int kvmai_module_unload(void)
@@ -208,6 +222,26 @@ int kvmai_module_unload(void)
 	if (!kvmai_module_loaded())
 		return 0;
 	return system("rmmod kvmai") == 0 ? 0 : -EIO;
+}
+
+bool kvmai_mock_loaded(void)
+{
+	return access("/sys/module/kvmai_mock_pmu", F_OK) == 0;
+}
+
+int kvmai_mock_load(void)
+{
+	if (access(KVMAI_COMPAT_PATH, F_OK) == 0 &&
+	    module_load("uncore_guest", KVMAI_COMPAT_PATH))
+		return -EIO;
+	return module_load("kvmai_mock_pmu", KVMAI_MOCK_PATH);
+}
+
+int kvmai_mock_unload(void)
+{
+	if (!kvmai_mock_loaded())
+		return 0;
+	return system("rmmod kvmai_mock_pmu") == 0 ? 0 : -EIO;
 }
 
 bool kernel_has_symbol(const char *symbol)

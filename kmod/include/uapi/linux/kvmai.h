@@ -13,6 +13,8 @@
 #define KVMAI_API_VERSION	1
 #define KVMAI_NAME_LEN		32
 #define KVMAI_VM_LEN		64
+#define KVMAI_CPUS_LEN		256
+#define KVMAI_UNIT_LEN		64
 
 /**
  * enum kvmai_feature - Kernel interfaces the module found when it was built.
@@ -22,10 +24,19 @@
  * @KVMAI_FEATURE_VFIO_NOTIFY: vfio device open/close notifications (kvm-ai
  *   patch series): a group is disabled when the VMM closes a member, even if
  *   killed.
+ * @KVMAI_FEATURE_CORE_FENCE: perf guest-owner interface (kvm-ai patch series):
+ *   the module sees whether a PMU supports the mediated vPMU, lists host
+ *   events that block it and fences the host off the core PMU for its owners.
+ * @KVMAI_FEATURE_UNCORE_RESERVE: The kernel's uncore reservation registry
+ *   (kvm-ai patch series): real uncore drivers offer their units and KVM
+ *   passes reserved counters through. Without it the module's own copy of the
+ *   registry serves only providers built against it (the test mock).
  */
 enum kvmai_feature {
 	KVMAI_FEATURE_ACS_OVERRIDE = 1,
 	KVMAI_FEATURE_VFIO_NOTIFY = 2,
+	KVMAI_FEATURE_CORE_FENCE = 4,
+	KVMAI_FEATURE_UNCORE_RESERVE = 8,
 };
 
 /**
@@ -136,6 +147,54 @@ enum {
 };
 
 enum {
+	KVMAI_A_PMU_VM = 1,
+	KVMAI_A_PMU_CORE,
+	KVMAI_A_PMU_UNIT,
+	KVMAI_A_PMU_CPUS,
+	KVMAI_A_PMU_SHARED,
+	KVMAI_A_PMU_PID,
+	KVMAI_A_PMU_BIND_SOCKET,
+	KVMAI_A_PMU_PACKAGE,
+
+	__KVMAI_A_PMU_MAX,
+	KVMAI_A_PMU_MAX = (__KVMAI_A_PMU_MAX - 1)
+};
+
+enum {
+	KVMAI_A_UNIT_NAME = 1,
+	KVMAI_A_UNIT_TYPE,
+	KVMAI_A_UNIT_MSR_RANGES,
+	KVMAI_A_UNIT_HOST_EVENTS,
+	KVMAI_A_UNIT_VM,
+
+	__KVMAI_A_UNIT_MAX,
+	KVMAI_A_UNIT_MAX = (__KVMAI_A_UNIT_MAX - 1)
+};
+
+enum {
+	KVMAI_A_PMU_HOST_CORE_CAPABLE = 1,
+	KVMAI_A_PMU_HOST_CORE_FENCES,
+	KVMAI_A_PMU_HOST_CORE_INCLUDE_GUEST_EVENTS,
+	KVMAI_A_PMU_HOST_CONFLICT,
+	KVMAI_A_PMU_HOST_UNIT,
+
+	__KVMAI_A_PMU_HOST_MAX,
+	KVMAI_A_PMU_HOST_MAX = (__KVMAI_A_PMU_HOST_MAX - 1)
+};
+
+enum {
+	KVMAI_A_CONFLICT_PMU = 1,
+	KVMAI_A_CONFLICT_CPU,
+	KVMAI_A_CONFLICT_PID,
+	KVMAI_A_CONFLICT_COMM,
+	KVMAI_A_CONFLICT_CONFIG,
+	KVMAI_A_CONFLICT_PAD,
+
+	__KVMAI_A_CONFLICT_MAX,
+	KVMAI_A_CONFLICT_MAX = (__KVMAI_A_CONFLICT_MAX - 1)
+};
+
+enum {
 	KVMAI_CMD_STATUS_GET = 1,
 	KVMAI_CMD_GROUP_NEW,
 	KVMAI_CMD_GROUP_DEL,
@@ -146,6 +205,11 @@ enum {
 	KVMAI_CMD_GROUP_CREATE_NTF,
 	KVMAI_CMD_GROUP_DELETE_NTF,
 	KVMAI_CMD_GROUP_CHANGE_NTF,
+	KVMAI_CMD_PMU_HOST_GET,
+	KVMAI_CMD_PMU_GET,
+	KVMAI_CMD_PMU_ASSIGN,
+	KVMAI_CMD_PMU_RELEASE,
+	KVMAI_CMD_PMU_CHANGE_NTF,
 
 	__KVMAI_CMD_MAX,
 	KVMAI_CMD_MAX = (__KVMAI_CMD_MAX - 1)

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reserving uncore PMU units for a guest.
+ *
+ * An uncore unit counts for a whole package, so handing it to a guest is an
+ * isolation decision taken by the host: a reservation names the unit and the
+ * packages, fences host perf events off them and tells KVM which MSRs the
+ * guest of one VMM process may touch without exits.
+ */
+#ifndef _ASM_X86_UNCORE_GUEST_H
+#define _ASM_X86_UNCORE_GUEST_H
+
+#include <linux/bits.h>
+#include <linux/cpumask.h>
+#include <linux/types.h>
+
+struct perf_event;
+struct pid;
+struct pmu;
+struct uncore_guest_res;
+
+/* What the guest may do with the MSRs of a range. */
+#define UNCORE_GUEST_MSR_READ	BIT(0)	/* reads are not intercepted */
+#define UNCORE_GUEST_MSR_WRITE	BIT(1)	/* writes intercepted, checked, done */
+
+struct uncore_guest_msr_range {
+	u32 base;		/* first MSR */
+	u32 nr;			/* number of consecutive MSRs */
+	u32 flags;		/* UNCORE_GUEST_MSR_* */
+	u64 write_mask;		/* bits a guest may set, with MSR_WRITE */
+};
+
+/* Providers: uncore PMU drivers. */
+int uncore_guest_register(struct pmu *pmu,
+			  const struct uncore_guest_msr_range *ranges,
+			  unsigned int nr_ranges);
+void uncore_guest_unregister(struct pmu *pmu);
+int uncore_guest_event_init(struct perf_event *event);
+
+/* Owners: who decides that a VM gets a unit. */
+typedef void (*uncore_guest_revoke_t)(struct uncore_guest_res *res,
+				      void *data);
+
+struct uncore_guest_res *uncore_guest_reserve(const char *name,
+					      const struct cpumask *cpus,
+					      struct pid *vmm,
+					      uncore_guest_revoke_t revoke,
+					      void *data);
+void uncore_guest_release(struct uncore_guest_res *res);
+
+struct uncore_guest_unit_info {
+	const char *name;
+	int type;			/* perf PMU type */
+	unsigned int nr_ranges;
+	unsigned long host_events;	/* open host events, all packages */
+	bool reserved;			/* on at least one package */
+};
+
+typedef int (*uncore_guest_unit_fn_t)(const struct uncore_guest_unit_info *info,
+				    void *data);
+
+int uncore_guest_list_units(uncore_guest_unit_fn_t fn, void *data);
+
+/* KVM: the VMM process attaches its VM to a reservation it was given. */
+struct uncore_guest_res *uncore_guest_attach(int type, struct pid *vmm,
+					     uncore_guest_revoke_t revoke,
+					     void *data);
+void uncore_guest_detach(struct uncore_guest_res *res);
+int uncore_guest_res_ranges(struct uncore_guest_res *res,
+			    const struct uncore_guest_msr_range **ranges);
+bool uncore_guest_res_has_cpu(struct uncore_guest_res *res, int cpu);
+
+#endif /* _ASM_X86_UNCORE_GUEST_H */

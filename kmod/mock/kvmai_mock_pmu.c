@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmai_mock_pmu - fake PMUs for kvmai's tests, never for production.
+ *
+ * The emulated test host (QEMU/TCG) has no PMU at all, so this module
+ * plays the drivers: two uncore units offered to guests through the uncore
+ * registry, like an AMD L3 and DF PMU with their real MSR addresses (so
+ * that KVM's MSR intercepts can be counted for them), and, on kernels with
+ * the mediated vPMU, a "core" PMU that supports it, so that host events
+ * blocking the mediated vPMU can be created at will.  Counters never count.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/perf_event.h>
+
+#include <asm/uncore_guest.h>
+
+#define MOCK_L3_MSR	0xc0010230	/* CTL0, CTR0, CTL1, ... */
+#define MOCK_L3_PAIRS	6
+#define MOCK_DF_MSR	0xc0010240
+#define MOCK_DF_PAIRS	4
+#define MOCK_CTL_MASK	0x0000ff00004fffffULL	/* no interrupt enable */
+
+struct mock_pmu {
+	struct pmu pmu;
+	const char *name;
+	u32 msr;
+	unsigned int pairs;
+	bool uncore;
+	bool registered;
+};
+
+static int mock_event_init(struct perf_event *event)
+{
+	struct mock_pmu *mp = container_of(event->pmu, struct mock_pmu, pmu);
+
+	if (event->attr.type != event->pmu->type)
+		return -ENOENT;
+	/* Like real uncore and this core stand-in: system-wide, per CPU. */
+	if (event->cpu < 0 || is_sampling_event(event))
+		return -EINVAL;
+	return mp->uncore ? uncore_guest_event_init(event) : 0;
+}
+
+static int mock_add(struct perf_event *event, int flags)
+{
+	return 0;
+}
+
+static void mock_del(struct perf_event *event, int flags)
+{
+}
+
+static void mock_start(struct perf_event *event, int flags)
+{
+}
+
+static void mock_stop(struct perf_event *event, int flags)
+{
+}
+
+static void mock_read(struct perf_event *event)
+{
+}
+
+static struct mock_pmu mock_pmus[] = {
+	{ .name = "mock_uncore_l3", .msr = MOCK_L3_MSR, .pairs = MOCK_L3_PAIRS, .uncore = true },
+	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS, .uncore = true },
+#ifdef PERF_PMU_CAP_MEDIATED_VPMU
+	{ .name = "mock_core" },
+#endif
+};
+
+/* Control/counter pairs: controls writable under a mask, counters read. */
+static int mock_offer(struct mock_pmu *mp)
+{
+	struct uncore_guest_msr_range ranges[2 * MOCK_L3_PAIRS];
+	unsigned int i;
+
+	for (i = 0; i < mp->pairs; i++) {
+		ranges[2 * i] = (struct uncore_guest_msr_range) {
+			.base = mp->msr + 2 * i, .nr = 1,
+			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE,
+			.write_mask = MOCK_CTL_MASK,
+		};
+		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
+			.base = mp->msr + 2 * i + 1, .nr = 1,
+			.flags = UNCORE_GUEST_MSR_READ,
+		};
+	}
+	return uncore_guest_register(&mp->pmu, ranges, 2 * mp->pairs);
+}
+
+static void mock_remove(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(mock_pmus) - 1; i >= 0; i--) {
+		struct mock_pmu *mp = &mock_pmus[i];
+
+		if (!mp->registered)
+			continue;
+		if (mp->uncore)
+			uncore_guest_unregister(&mp->pmu);
+		perf_pmu_unregister(&mp->pmu);
+		mp->registered = false;
+	}
+}
+
+static int __init mock_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
+		struct mock_pmu *mp = &mock_pmus[i];
+
+		mp->pmu = (struct pmu) {
+			.module = THIS_MODULE,
+			.task_ctx_nr = perf_invalid_context,
+			.event_init = mock_event_init,
+			.add = mock_add,
+			.del = mock_del,
+			.start = mock_start,
+			.stop = mock_stop,
+			.read = mock_read,
+			.capabilities = PERF_PMU_CAP_NO_EXCLUDE,
+		};
+#ifdef PERF_PMU_CAP_MEDIATED_VPMU
+		if (!mp->uncore)
+			mp->pmu.capabilities = PERF_PMU_CAP_MEDIATED_VPMU;
+#endif
+		ret = perf_pmu_register(&mp->pmu, mp->name, -1);
+		if (ret)
+			goto err;
+		mp->registered = true;
+		if (mp->uncore) {
+			ret = mock_offer(mp);
+			if (ret) {
+				perf_pmu_unregister(&mp->pmu);
+				mp->registered = false;
+				goto err;
+			}
+		}
+	}
+	pr_info("%zu test PMUs registered; not for production\n", ARRAY_SIZE(mock_pmus));
+	return 0;
+err:
+	pr_err("cannot register %s: %d\n", mock_pmus[i].name, ret);
+	mock_remove();
+	return ret;
+}
+
+static void __exit mock_exit(void)
+{
+	mock_remove();
+}
+
+module_init(mock_init);
+module_exit(mock_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("kvmai test-only mock core and uncore PMUs");

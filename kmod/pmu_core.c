@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmai - the core PMU, through the perf guest-owner interface of the
+ * kvm-ai patch series (include/linux/perf/guest_owner.h).  On kernels
+ * without it the module cannot see or fence host events, so it refuses to
+ * record an ownership it could not honour.
+ */
+#include <net/genetlink.h>
+
+#include "kvmai.h"
+
+#ifdef KVMAI_HAVE_PERF_GUEST_OWNER
+#include <linux/perf/guest_owner.h>
+
+static int kvmai_first_conflict(const struct perf_guest_conflict *c, void *data)
+{
+	*(struct perf_guest_conflict *)data = *c;
+	return 1;
+}
+
+int kvmai_pmu_core_fence(struct netlink_ext_ack *extack)
+{
+	struct perf_guest_core_info info;
+	struct perf_guest_conflict c;
+	int ret;
+
+	perf_guest_core_info(&info);
+	if (!info.capable) {
+		NL_SET_ERR_MSG(extack, "core PMU: no PMU of this host supports the mediated vPMU");
+		return -EOPNOTSUPP;
+	}
+	ret = perf_guest_core_fence();
+	if (ret != -EBUSY)
+		return ret;
+	if (perf_guest_core_for_each_conflict(kvmai_first_conflict, &c) <= 0)
+		NL_SET_ERR_MSG_FMT(extack, "core PMU: %u task-bound host events count in guests",
+				   info.nr_include_guest_events);
+	else if (c.pid)
+		NL_SET_ERR_MSG_FMT(extack,
+				   "core PMU: %s event on CPU %d of pid %d (%s) counts guests",
+				   c.pmu, c.cpu, c.pid, c.comm);
+	else
+		NL_SET_ERR_MSG_FMT(extack, "core PMU: kernel %s event on CPU %d counts guests",
+				   c.pmu, c.cpu);
+	return ret;
+}
+
+void kvmai_pmu_core_unfence(void)
+{
+	perf_guest_core_unfence();
+}
+
+static int kvmai_fill_conflict(const struct perf_guest_conflict *c, void *data)
+{
+	struct sk_buff *msg = data;
+	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_HOST_CONFLICT);
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_string(msg, KVMAI_A_CONFLICT_PMU, c->pmu) ||
+	    nla_put_u32(msg, KVMAI_A_CONFLICT_CPU, c->cpu) ||
+	    nla_put_u32(msg, KVMAI_A_CONFLICT_PID, c->pid) ||
+	    nla_put_string(msg, KVMAI_A_CONFLICT_COMM, c->comm) ||
+	    nla_put_u64_64bit(msg, KVMAI_A_CONFLICT_CONFIG, c->config, KVMAI_A_CONFLICT_PAD)) {
+		nla_nest_cancel(msg, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+int kvmai_pmu_core_fill(struct sk_buff *msg)
+{
+	struct perf_guest_core_info info;
+	int ret;
+
+	perf_guest_core_info(&info);
+	if ((info.capable && nla_put_flag(msg, KVMAI_A_PMU_HOST_CORE_CAPABLE)) ||
+	    nla_put_u32(msg, KVMAI_A_PMU_HOST_CORE_FENCES, info.nr_fences) ||
+	    nla_put_u32(msg, KVMAI_A_PMU_HOST_CORE_INCLUDE_GUEST_EVENTS,
+			info.nr_include_guest_events))
+		return -EMSGSIZE;
+	ret = perf_guest_core_for_each_conflict(kvmai_fill_conflict, msg);
+	return ret < 0 ? ret : 0;
+}
+#else
+int kvmai_pmu_core_fence(struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG(extack, "core PMU: kernel lacks the perf guest-owner interface");
+	return -EOPNOTSUPP;
+}
+
+void kvmai_pmu_core_unfence(void)
+{
+}
+
+/* Nothing known: the attributes are left out rather than made up. */
+int kvmai_pmu_core_fill(struct sk_buff *msg)
+{
+	return 0;
+}
+#endif

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kvmai - generic netlink handlers for PMU ownership (pmu-* operations).
+ */
+#include <linux/cpumask.h>
+#include <linux/pid.h>
+#include <net/genetlink.h>
+
+#include "kvmai.h"
+#include "kvmai_nl.h"
+
+static int kvmai_fill_pmu(struct sk_buff *msg, struct kvmai_pmu_vm *pvm)
+{
+	const struct uncore_guest_msr_range *ranges;
+	struct kvmai_pmu_unit *unit;
+	char cpus[KVMAI_CPUS_LEN];
+	struct nlattr *nest;
+	unsigned int cpu;
+	int last = -1;
+
+	if (nla_put_string(msg, KVMAI_A_PMU_VM, pvm->vm) ||
+	    (pvm->core && nla_put_flag(msg, KVMAI_A_PMU_CORE)) ||
+	    (pvm->shared && nla_put_flag(msg, KVMAI_A_PMU_SHARED)) ||
+	    (pvm->owner_portid && nla_put_flag(msg, KVMAI_A_PMU_BIND_SOCKET)) ||
+	    nla_put_u32(msg, KVMAI_A_PMU_PID, pid_vnr(pvm->pid)))
+		return -EMSGSIZE;
+	if (pvm->has_cpus) {
+		scnprintf(cpus, sizeof(cpus), "%*pbl", cpumask_pr_args(pvm->cpus));
+		if (nla_put_string(msg, KVMAI_A_PMU_CPUS, cpus))
+			return -EMSGSIZE;
+		/* Packages in CPU order, each once: CPUs are numbered by package here. */
+		for_each_cpu(cpu, pvm->cpus) {
+			int pkg = topology_logical_package_id(cpu);
+
+			if (pkg == last)
+				continue;
+			last = pkg;
+			if (nla_put_u32(msg, KVMAI_A_PMU_PACKAGE, pkg))
+				return -EMSGSIZE;
+		}
+	}
+	list_for_each_entry(unit, &pvm->units, node) {
+		nest = nla_nest_start(msg, KVMAI_A_PMU_UNIT);
+		if (!nest ||
+		    nla_put_string(msg, KVMAI_A_UNIT_NAME, unit->name) ||
+		    nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES,
+				uncore_guest_res_ranges(unit->res, &ranges)))
+			return -EMSGSIZE;
+		nla_nest_end(msg, nest);
+	}
+	return 0;
+}
+
+static struct sk_buff *kvmai_pmu_msg(struct kvmai_pmu_vm *pvm, u32 portid, u32 seq, u8 cmd)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	void *hdr;
+
+	if (!msg)
+		return NULL;
+	hdr = genlmsg_put(msg, portid, seq, &kvmai_nl_family, 0, cmd);
+	if (!hdr || kvmai_fill_pmu(msg, pvm)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	genlmsg_end(msg, hdr);
+	return msg;
+}
+
+void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm)
+{
+	struct sk_buff *msg;
+
+	lockdep_assert_held(&kvmai_lock);
+	msg = kvmai_pmu_msg(pvm, 0, 0, KVMAI_CMD_PMU_CHANGE_NTF);
+	if (msg)
+		genlmsg_multicast_allns(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR);
+}
+
+static int kvmai_reply_pmu(struct kvmai_pmu_vm *pvm, struct genl_info *info)
+{
+	struct sk_buff *msg = kvmai_pmu_msg(pvm, info->snd_portid, info->snd_seq,
+					    info->genlhdr->cmd);
+
+	return msg ? genlmsg_reply(msg, info) : -ENOMEM;
+}
+
+static int kvmai_fill_host_unit(const struct uncore_guest_unit_info *u, void *data)
+{
+	struct sk_buff *msg = data;
+	const char *owner = kvmai_pmu_unit_owner(u->name);
+	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_HOST_UNIT);
+
+	if (!nest ||
+	    nla_put_string(msg, KVMAI_A_UNIT_NAME, u->name) ||
+	    nla_put_u32(msg, KVMAI_A_UNIT_TYPE, u->type) ||
+	    nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES, u->nr_ranges) ||
+	    nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, u->host_events) ||
+	    (owner && nla_put_string(msg, KVMAI_A_UNIT_VM, owner)))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+int kvmai_nl_pmu_host_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+	int ret;
+
+	msg = genlmsg_new(2 * NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_iput(msg, info);
+	if (!hdr) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	scoped_guard(mutex, &kvmai_lock) {
+		ret = kvmai_pmu_core_fill(msg);
+		if (!ret)
+			ret = uncore_guest_list_units(kvmai_fill_host_unit, msg);
+	}
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static struct kvmai_pmu_vm *kvmai_pmu_lookup(struct genl_info *info)
+{
+	struct nlattr *attr = info->attrs[KVMAI_A_PMU_VM];
+	struct kvmai_pmu_vm *pvm;
+
+	if (kvmai_missing(info, KVMAI_A_PMU_VM, "VM identifier"))
+		return ERR_PTR(-EINVAL);
+	pvm = kvmai_pmu_vm_find(nla_data(attr));
+	if (!pvm) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "vm %s owns no PMU resources",
+					(char *)nla_data(attr));
+		return ERR_PTR(-ENOENT);
+	}
+	return pvm;
+}
+
+int kvmai_nl_pmu_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kvmai_pmu_vm *pvm;
+
+	guard(mutex)(&kvmai_lock);
+	pvm = kvmai_pmu_lookup(info);
+	if (IS_ERR(pvm))
+		return PTR_ERR(pvm);
+	return kvmai_reply_pmu(pvm, info);
+}
+
+int kvmai_nl_pmu_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct kvmai_pmu_vm *pvm = NULL;
+	long i = 0;
+	void *hdr;
+
+	guard(mutex)(&kvmai_lock);
+	while ((pvm = kvmai_pmu_vm_next(pvm))) {
+		if (i++ < cb->args[0])
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &kvmai_nl_family, NLM_F_MULTI, KVMAI_CMD_PMU_GET);
+		if (!hdr)
+			return skb->len;
+		if (kvmai_fill_pmu(skb, pvm)) {
+			genlmsg_cancel(skb, hdr);
+			return skb->len;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0] = i;
+	}
+	return skb->len;
+}
+
+/* Unit names from the request's unit nests into @names; count or -errno. */
+static int kvmai_pmu_units(struct genl_info *info, const char **names)
+{
+	struct nlattr *nest, *tb[KVMAI_A_UNIT_MAX + 1];
+	int rem, n = 0, ret;
+
+	nlmsg_for_each_attr_type(nest, KVMAI_A_PMU_UNIT, info->nlhdr, GENL_HDRLEN, rem) {
+		ret = nla_parse_nested(tb, KVMAI_A_UNIT_MAX, nest, kvmai_unit_nl_policy,
+				       info->extack);
+		if (ret)
+			return ret;
+		if (!tb[KVMAI_A_UNIT_NAME] || !*(char *)nla_data(tb[KVMAI_A_UNIT_NAME])) {
+			NL_SET_ERR_MSG_ATTR(info->extack, nest, "unit without a name");
+			return -EINVAL;
+		}
+		if (n == KVMAI_PMU_MAX_UNITS) {
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, nest, "more than %d units",
+						KVMAI_PMU_MAX_UNITS);
+			return -E2BIG;
+		}
+		names[n++] = nla_data(tb[KVMAI_A_UNIT_NAME]);
+	}
+	return n;
+}
+
+static int kvmai_pmu_req_parse(struct genl_info *info, struct kvmai_pmu_req *req,
+			       struct cpumask *cpus)
+{
+	struct nlattr *attr;
+	int ret;
+
+	if (kvmai_missing(info, KVMAI_A_PMU_VM, "VM identifier"))
+		return -EINVAL;
+	req->vm = nla_data(info->attrs[KVMAI_A_PMU_VM]);
+	if (!*req->vm) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KVMAI_A_PMU_VM],
+				    "VM identifier is empty");
+		return -EINVAL;
+	}
+	req->core = nla_get_flag(info->attrs[KVMAI_A_PMU_CORE]);
+	req->shared = nla_get_flag(info->attrs[KVMAI_A_PMU_SHARED]);
+	ret = kvmai_pmu_units(info, req->units);
+	if (ret < 0)
+		return ret;
+	req->nr_units = ret;
+
+	attr = info->attrs[KVMAI_A_PMU_CPUS];
+	if (attr) {
+		ret = cpulist_parse(nla_data(attr), cpus);
+		if (ret || cpumask_empty(cpus)) {
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "cpus: bad CPU list \"%s\"",
+						(char *)nla_data(attr));
+			return -EINVAL;
+		}
+		req->cpus = cpus;
+		req->has_cpus = true;
+	}
+	return 0;
+}
+
+int kvmai_nl_pmu_assign_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kvmai_pmu_req req = {};
+	struct kvmai_pmu_vm *pvm;
+	cpumask_var_t cpus;
+	struct nlattr *attr;
+	int ret;
+
+	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL))
+		return -ENOMEM;
+	ret = kvmai_pmu_req_parse(info, &req, cpus);
+	if (ret)
+		goto out;
+
+	attr = info->attrs[KVMAI_A_PMU_PID];
+	req.pid = attr ? find_get_pid(nla_get_u32(attr)) : get_pid(task_tgid(current));
+	if (!req.pid) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "pid %u: no such process",
+					nla_get_u32(attr));
+		ret = -ESRCH;
+		goto out;
+	}
+	if (nla_get_flag(info->attrs[KVMAI_A_PMU_BIND_SOCKET])) {
+		req.owner_portid = info->snd_portid;
+		write_pnet(&req.owner_net, genl_info_net(info));
+	}
+
+	scoped_guard(mutex, &kvmai_lock) {
+		pvm = kvmai_pmu_assign(&req, info->extack);
+		ret = IS_ERR(pvm) ? PTR_ERR(pvm) : kvmai_reply_pmu(pvm, info);
+	}
+	put_pid(req.pid);
+out:
+	free_cpumask_var(cpus);
+	return ret;
+}
+
+int kvmai_nl_pmu_release_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	const char *units[KVMAI_PMU_MAX_UNITS];
+	struct kvmai_pmu_vm *pvm;
+	int n;
+
+	n = kvmai_pmu_units(info, units);
+	if (n < 0)
+		return n;
+
+	guard(mutex)(&kvmai_lock);
+	pvm = kvmai_pmu_lookup(info);
+	if (IS_ERR(pvm))
+		return PTR_ERR(pvm);
+	return kvmai_pmu_release(pvm, nla_get_flag(info->attrs[KVMAI_A_PMU_CORE]), units, n,
+				 info->extack);
+}

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PMU ownership requests (pmu-* operations) and perf events on the host,
+ * for the selftests.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include <linux/kvmai.h>
+
+#include "kvmai_test.h"
+
+static void str(char *dst, size_t len, struct nlattr *a)
+{
+	if (a)
+		snprintf(dst, len, "%s", nla_get_string(a));
+}
+
+static uint32_t u32(struct nlattr *a)
+{
+	return a ? nla_get_u32(a) : 0;
+}
+
+static void parse_unit(struct kt_unit *u, struct nlattr *nest)
+{
+	struct nlattr *tb[KVMAI_A_UNIT_MAX + 1];
+
+	memset(u, 0, sizeof(*u));
+	if (nla_parse_nested(tb, KVMAI_A_UNIT_MAX, nest, NULL))
+		return;
+	str(u->name, sizeof(u->name), tb[KVMAI_A_UNIT_NAME]);
+	str(u->vm, sizeof(u->vm), tb[KVMAI_A_UNIT_VM]);
+	u->type = u32(tb[KVMAI_A_UNIT_TYPE]);
+	u->ranges = u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
+	u->host_events = u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
+}
+
+static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *gnlh = nlmsg_data(nlh);
+	struct nlattr *a;
+	int rem;
+
+	memset(p, 0, sizeof(*p));
+	p->cmd = gnlh->cmd;
+	nla_for_each_attr(a, genlmsg_attrdata(gnlh, 0), genlmsg_attrlen(gnlh, 0), rem) {
+		switch (nla_type(a)) {
+		case KVMAI_A_PMU_VM:
+			str(p->vm, sizeof(p->vm), a);
+			break;
+		case KVMAI_A_PMU_CORE:
+			p->core = true;
+			break;
+		case KVMAI_A_PMU_SHARED:
+			p->shared = true;
+			break;
+		case KVMAI_A_PMU_BIND_SOCKET:
+			p->bind_socket = true;
+			break;
+		case KVMAI_A_PMU_PID:
+			p->pid = nla_get_u32(a);
+			break;
+		case KVMAI_A_PMU_CPUS:
+			str(p->cpus, sizeof(p->cpus), a);
+			break;
+		case KVMAI_A_PMU_PACKAGE:
+			if (p->npkgs < 8)
+				p->pkgs[p->npkgs++] = nla_get_u32(a);
+			break;
+		case KVMAI_A_PMU_UNIT:
+			if (p->nunits < 16)
+				parse_unit(&p->units[p->nunits++], a);
+			break;
+		}
+	}
+}
+
+struct pmu_ctx {
+	struct kt_pmu *out;
+	int max, n;
+};
+
+static int on_pmu(struct nl_msg *msg, void *arg)
+{
+	struct pmu_ctx *c = arg;
+
+	if (c->out && c->n < c->max)
+		parse_pmu(msg, &c->out[c->n]);
+	c->n++;
+	return NL_OK;
+}
+
+static void fill_pmu_req(struct nl_msg *msg, const void *arg)
+{
+	const struct kt_pmu_req *req = arg;
+	struct nlattr *nest;
+	int i;
+
+	if (req->vm)
+		nla_put_string(msg, KVMAI_A_PMU_VM, req->vm);
+	if (req->core)
+		nla_put_flag(msg, KVMAI_A_PMU_CORE);
+	for (i = 0; i < 8 && req->units[i]; i++) {
+		nest = nla_nest_start(msg, KVMAI_A_PMU_UNIT);
+		nla_put_string(msg, KVMAI_A_UNIT_NAME, req->units[i]);
+		nla_nest_end(msg, nest);
+	}
+	if (req->cpus)
+		nla_put_string(msg, KVMAI_A_PMU_CPUS, req->cpus);
+	if (req->shared)
+		nla_put_flag(msg, KVMAI_A_PMU_SHARED);
+	if (req->pid)
+		nla_put_u32(msg, KVMAI_A_PMU_PID, req->pid);
+	if (req->bind_socket)
+		nla_put_flag(msg, KVMAI_A_PMU_BIND_SOCKET);
+}
+
+int kt_pmu_request(struct nl_sock *sk, int family, const struct kt_pmu_req *req,
+		   struct kt_pmu *out, int max, int *n, char *ext, size_t ext_len)
+{
+	struct pmu_ctx c = { .out = out, .max = max };
+	int ret;
+
+	ret = kt_exchange(sk, family, req->cmd, req->dump, fill_pmu_req, req, on_pmu, &c,
+			  ext, ext_len);
+	if (!ret && n)
+		*n = c.n;
+	return ret;
+}
+
+static int on_host(struct nl_msg *msg, void *arg)
+{
+	struct genlmsghdr *gnlh = nlmsg_data(nlmsg_hdr(msg));
+	struct nlattr *a, *tb[KVMAI_A_CONFLICT_MAX + 1];
+	struct kt_pmu_host *h = arg;
+	struct kt_conflict *c;
+	int rem;
+
+	nla_for_each_attr(a, genlmsg_attrdata(gnlh, 0), genlmsg_attrlen(gnlh, 0), rem) {
+		switch (nla_type(a)) {
+		case KVMAI_A_PMU_HOST_CORE_CAPABLE:
+			h->core_capable = true;
+			break;
+		case KVMAI_A_PMU_HOST_CORE_FENCES:
+			h->fences = nla_get_u32(a);
+			h->has_core_info = true;
+			break;
+		case KVMAI_A_PMU_HOST_CORE_INCLUDE_GUEST_EVENTS:
+			h->include_guest = nla_get_u32(a);
+			break;
+		case KVMAI_A_PMU_HOST_CONFLICT:
+			if (h->nconflicts == 8 ||
+			    nla_parse_nested(tb, KVMAI_A_CONFLICT_MAX, a, NULL))
+				break;
+			c = &h->conflicts[h->nconflicts++];
+			str(c->pmu, sizeof(c->pmu), tb[KVMAI_A_CONFLICT_PMU]);
+			str(c->comm, sizeof(c->comm), tb[KVMAI_A_CONFLICT_COMM]);
+			c->cpu = u32(tb[KVMAI_A_CONFLICT_CPU]);
+			c->pid = u32(tb[KVMAI_A_CONFLICT_PID]);
+			if (tb[KVMAI_A_CONFLICT_CONFIG])
+				c->config = nla_get_u64(tb[KVMAI_A_CONFLICT_CONFIG]);
+			break;
+		case KVMAI_A_PMU_HOST_UNIT:
+			if (h->nunits < 16)
+				parse_unit(&h->units[h->nunits++], a);
+			break;
+		}
+	}
+	return NL_OK;
+}
+
+int kt_pmu_host(struct nl_sock *sk, int family, struct kt_pmu_host *out,
+		char *ext, size_t ext_len)
+{
+	memset(out, 0, sizeof(*out));
+	return kt_exchange(sk, family, KVMAI_CMD_PMU_HOST_GET, false, NULL, NULL,
+			   on_host, out, ext, ext_len);
+}
+
+static int on_ntf(struct nl_msg *msg, void *arg)
+{
+	struct genlmsghdr *gnlh = nlmsg_data(nlmsg_hdr(msg));
+
+	/* Group notifications share the monitor group; skip them. */
+	if (gnlh->cmd == KVMAI_CMD_PMU_CHANGE_NTF)
+		return on_pmu(msg, arg);
+	return NL_OK;
+}
+
+static int any_seq(struct nl_msg *msg, void *arg)
+{
+	return NL_OK;
+}
+
+int kt_pmu_receive(struct nl_sock *sk, struct kt_pmu *out, int timeout_ms)
+{
+	struct pmu_ctx c = { .out = out, .max = 1 };
+	struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
+	struct nl_cb *cb;
+	int ret;
+
+	while (!c.n) {
+		ret = poll(&pfd, 1, timeout_ms);
+		if (ret <= 0)
+			return ret < 0 ? -errno : 0;
+		cb = nl_cb_alloc(NL_CB_DEFAULT);
+		if (!cb)
+			return -ENOMEM;
+		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_ntf, &c);
+		nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, any_seq, NULL);
+		ret = nl_recvmsgs(sk, cb);
+		nl_cb_put(cb);
+		if (ret < 0)
+			return -EIO;
+	}
+	return 1;
+}
+
+int kt_perf_open(const char *pmu, int cpu, bool exclude_guest)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	char path[128];
+	unsigned int type;
+	FILE *f;
+	int fd, ok;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
+	f = fopen(path, "r");
+	if (!f)
+		return -ENOENT;
+	ok = fscanf(f, "%u", &type) == 1;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	attr.type = type;
+	attr.exclude_guest = exclude_guest;
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int kt_package_cpus(int cpu, char *list, size_t len)
+{
+	char path[128];
+	int a, b, n = 0;
+	FILE *f;
+	char *p;
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%d/topology/package_cpus_list", cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(list, len, f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	list[strcspn(list, "\n")] = '\0';
+	for (p = list; *p; ) {
+		if (sscanf(p, "%d-%d", &a, &b) == 2)
+			n += b - a + 1;
+		else if (sscanf(p, "%d", &a) == 1)
+			n++;
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PMU ownership in the emulated host: the test-only mock provider
+ * (kmod/mock) plays the uncore drivers, so every decision kvmai takes is
+ * checked end to end, including against the host's own perf events:
+ * whole-package assignment, refusals (package not owned, unknown unit,
+ * unit already owned, host events open), release by request, by owner exit,
+ * by the provider going away and by rmmod, notifications, and the core PMU
+ * on kernels with the perf guest-owner interface.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/kvmai.h>
+
+#include "kselftest_harness.h"
+#include "lib/kvmai_test.h"
+
+#define L3 "mock_uncore_l3"
+#define DF "mock_uncore_df"
+
+FIXTURE(pmu) {
+	struct nl_sock *sk;
+	int family;
+	char pkg0[64], pkg1[64];
+	int pkg0_n, pkg1_n;
+	int fds[8];
+	int nfds;
+	char ext[256];
+};
+
+FIXTURE_SETUP(pmu)
+{
+	ASSERT_EQ(0, kvmai_module_load());
+	ASSERT_EQ(0, kvmai_mock_load()) TH_LOG("cannot insmod %s", KVMAI_MOCK_PATH);
+	self->sk = kvmai_genl_open(&self->family);
+	ASSERT_NE(NULL, self->sk);
+	self->pkg0_n = kt_package_cpus(0, self->pkg0, sizeof(self->pkg0));
+	ASSERT_GT(self->pkg0_n, 0);
+	/* CPUs are numbered package by package in the emulated host. */
+	self->pkg1_n = kt_package_cpus(self->pkg0_n, self->pkg1, sizeof(self->pkg1));
+}
+
+FIXTURE_TEARDOWN(pmu)
+{
+	struct kt_pmu_req dump = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
+	struct kt_pmu vms[8];
+	int i, n = 0;
+
+	for (i = 0; i < self->nfds; i++)
+		close(self->fds[i]);
+	if (!self->sk)
+		return;
+	/* Whatever a test left behind goes; then nothing may stay reserved. */
+	if (kvmai_module_loaded() &&
+	    !kt_pmu_request(self->sk, self->family, &dump, vms, 8, &n, NULL, 0)) {
+		for (i = 0; i < n && i < 8; i++) {
+			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = vms[i].vm };
+
+			kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+		}
+	}
+	i = kt_perf_open(L3, 0, false);
+	EXPECT_LE(0, i) TH_LOG(L3 " still fenced off the host after the test: %d", i);
+	if (i >= 0)
+		close(i);
+	kvmai_genl_close(self->sk);
+}
+
+static int assign(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+		  const struct kt_pmu_req *in, struct kt_pmu *out)
+{
+	struct kt_pmu_req req = *in;
+
+	req.cmd = KVMAI_CMD_PMU_ASSIGN;
+	return kt_pmu_request(self->sk, self->family, &req, out, out ? 1 : 0, NULL,
+			      self->ext, sizeof(self->ext));
+}
+
+static int get_vm(FIXTURE_DATA(pmu) *self, const char *vm, struct kt_pmu *out)
+{
+	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_GET, .vm = vm };
+
+	return kt_pmu_request(self->sk, self->family, &req, out, out ? 1 : 0, NULL,
+			      self->ext, sizeof(self->ext));
+}
+
+static int release(FIXTURE_DATA(pmu) *self, const char *vm, bool core, const char *unit)
+{
+	struct kt_pmu_req req = {
+		.cmd = KVMAI_CMD_PMU_RELEASE, .vm = vm, .core = core, .units = { unit },
+	};
+
+	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL,
+			      self->ext, sizeof(self->ext));
+}
+
+static const struct kt_unit *host_unit(const struct kt_pmu_host *h, const char *name)
+{
+	for (int i = 0; i < h->nunits; i++)
+		if (!strcmp(h->units[i].name, name))
+			return &h->units[i];
+	return NULL;
+}
+
+static int sysfs_type(const char *pmu)
+{
+	char path[128];
+	int type = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	return type;
+}
+
+TEST_F(pmu, mock_units_offered)
+{
+	struct kt_pmu_host h;
+	const struct kt_unit *u;
+
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, self->ext, sizeof(self->ext)));
+	u = host_unit(&h, L3);
+	ASSERT_NE(NULL, u) TH_LOG("pmu-host-get does not list " L3);
+	EXPECT_EQ(sysfs_type(L3), (int)u->type);
+	EXPECT_EQ(12, u->ranges);	/* six control/counter pairs */
+	EXPECT_STREQ("", u->vm);
+	u = host_unit(&h, DF);
+	ASSERT_NE(NULL, u);
+	EXPECT_EQ(8, u->ranges);
+}
+
+TEST_F(pmu, whole_package_fences_the_host)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
+	const struct kt_unit *u;
+	struct kt_pmu_host h;
+	struct kt_pmu rec;
+	int fd;
+
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	EXPECT_STREQ("vm1", rec.vm);
+	ASSERT_EQ(1, rec.nunits);
+	EXPECT_STREQ(L3, rec.units[0].name);
+	EXPECT_EQ(12, rec.units[0].ranges);
+	EXPECT_STREQ(self->pkg0, rec.cpus);
+	ASSERT_EQ(1, rec.npkgs);
+	EXPECT_EQ(0, rec.pkgs[0]);
+	EXPECT_EQ((uint32_t)getpid(), rec.pid);
+	EXPECT_FALSE(rec.shared);
+
+	/* The host cannot count on the owned package... */
+	EXPECT_EQ(-EBUSY, kt_perf_open(L3, 0, false));
+	/* ...but still can on the other one, and on the unit nobody owns. */
+	if (self->pkg1_n > 0) {
+		fd = kt_perf_open(L3, self->pkg0_n, false);
+		EXPECT_LE(0, fd);
+		if (fd >= 0)
+			self->fds[self->nfds++] = fd;
+	}
+	fd = kt_perf_open(DF, 0, false);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		self->fds[self->nfds++] = fd;
+
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	u = host_unit(&h, L3);
+	ASSERT_NE(NULL, u);
+	EXPECT_STREQ("vm1", u->vm);
+	EXPECT_EQ(self->pkg1_n > 0 ? 1 : 0, u->host_events);
+
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+	fd = kt_perf_open(L3, 0, false);
+	EXPECT_LE(0, fd) TH_LOG("host still fenced off after release");
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_F(pmu, partial_package_needs_shared)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = "0" };
+	struct kt_pmu rec;
+
+	if (self->pkg0_n < 2)
+		SKIP(return, "package 0 has one CPU: every CPU list covers whole packages");
+	EXPECT_EQ(-EPERM, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "package 0")) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, "shared")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+
+	req.shared = true;
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	EXPECT_TRUE(rec.shared);
+	EXPECT_STREQ("0", rec.cpus);
+	/* The package is still the unit of fencing: the whole of it. */
+	EXPECT_EQ(-EBUSY, kt_perf_open(L3, self->pkg0_n - 1, false));
+}
+
+TEST_F(pmu, unknown_unit_refused_and_nothing_kept)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, "uncore_nope_7" },
+				  .cpus = self->pkg0 };
+	int fd;
+
+	EXPECT_EQ(-ENODEV, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "uncore_nope_7")) TH_LOG("extack: %s", self->ext);
+	/* All or nothing: the good unit was given back. */
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+	fd = kt_perf_open(L3, 0, false);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_F(pmu, unit_already_owned)
+{
+	struct kt_pmu_req one = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
+	struct kt_pmu_req two = { .vm = "vm2", .units = { L3 }, .cpus = self->pkg0 };
+	struct kt_pmu_req other = { .vm = "vm2", .units = { DF }, .cpus = self->pkg0 };
+
+	ASSERT_EQ(0, assign(_metadata, self, &one, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-EEXIST, assign(_metadata, self, &two, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "vm1")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-EEXIST, assign(_metadata, self, &one, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "already owns")) TH_LOG("extack: %s", self->ext);
+	/* Another unit on the same package is free. */
+	EXPECT_EQ(0, assign(_metadata, self, &other, NULL)) TH_LOG("%s", self->ext);
+	if (self->pkg1_n > 0) {
+		two.cpus = self->pkg1;
+		EXPECT_EQ(-EINVAL, assign(_metadata, self, &two, NULL))
+			TH_LOG("vm2 has cpus %s; a different list must be refused", self->pkg0);
+		two.vm = "vm3";
+		EXPECT_EQ(0, assign(_metadata, self, &two, NULL)) TH_LOG("%s", self->ext);
+	}
+}
+
+TEST_F(pmu, host_events_block_assignment)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
+	int fd = kt_perf_open(L3, 0, false);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "host perf events")) TH_LOG("extack: %s", self->ext);
+	close(fd);
+	EXPECT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+}
+
+TEST_F(pmu, bad_requests)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 } };
+
+	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "need cpus")) TH_LOG("extack: %s", self->ext);
+	req.cpus = "zero";
+	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "zero")) TH_LOG("extack: %s", self->ext);
+	req.cpus = "0-200";
+	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
+	req.cpus = NULL;
+	req.units[0] = NULL;
+	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "nothing to assign")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-ENOENT, release(self, "vm-none", false, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "vm-none")) TH_LOG("extack: %s", self->ext);
+}
+
+TEST_F(pmu, release_by_unit)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
+	struct kt_pmu rec;
+
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(2, rec.nunits);
+	EXPECT_EQ(-ENOENT, release(self, "vm1", false, "mock_uncore_xx"));
+	EXPECT_EQ(-ENOENT, release(self, "vm1", true, NULL));	/* core not owned */
+	ASSERT_EQ(0, release(self, "vm1", false, DF)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec));
+	ASSERT_EQ(1, rec.nunits);
+	EXPECT_STREQ(L3, rec.units[0].name);
+	EXPECT_EQ(-EBUSY, kt_perf_open(L3, 0, false));
+	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->ext);
+	/* Owning nothing, the VM is gone. */
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
+TEST_F(pmu, notifications)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
+	struct nl_sock *mon;
+	struct kt_pmu ntf;
+	int fam;
+
+	mon = kvmai_genl_open(&fam);
+	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, kt_monitor(mon));
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
+	EXPECT_EQ(KVMAI_CMD_PMU_CHANGE_NTF, ntf.cmd);
+	EXPECT_STREQ("vm1", ntf.vm);
+	ASSERT_EQ(1, ntf.nunits);
+	EXPECT_STREQ(L3, ntf.units[0].name);
+	ASSERT_EQ(0, release(self, "vm1", false, NULL));
+	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
+	EXPECT_STREQ("vm1", ntf.vm);
+	EXPECT_EQ(0, ntf.nunits);
+	EXPECT_FALSE(ntf.core);
+	kvmai_genl_close(mon);
+}
+
+TEST_F(pmu, owner_exit_releases)
+{
+	struct kt_pmu rec;
+	int pipefd[2], status, fd;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "vmm", .units = { L3 },
+					  .cpus = self->pkg0, .bind_socket = true };
+		struct nl_sock *sk;
+		int fam;
+
+		sk = kvmai_genl_open(&fam);
+		if (!sk || kt_pmu_request(sk, fam, &req, NULL, 0, NULL, NULL, 0))
+			_exit(1);
+		c = 1;
+		if (write(pipefd[1], &c, 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1));
+	close(pipefd[0]);
+	ASSERT_EQ(0, get_vm(self, "vmm", &rec)) TH_LOG("%s", self->ext);
+	EXPECT_TRUE(rec.bind_socket);
+	EXPECT_EQ((uint32_t)pid, rec.pid);
+	EXPECT_EQ(-EBUSY, kt_perf_open(L3, 0, false));
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* The socket is released when the process dies. */
+	for (int i = 0; i < 50 && !get_vm(self, "vmm", NULL); i++)
+		usleep(100000);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vmm", NULL));
+	fd = kt_perf_open(L3, 0, false);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_F(pmu, provider_unload_revokes)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
+	struct nl_sock *mon;
+	struct kt_pmu ntf, rec;
+	int fam;
+
+	mon = kvmai_genl_open(&fam);
+	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, kt_monitor(mon));
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
+	ASSERT_EQ(0, kvmai_mock_unload()) TH_LOG("rmmod kvmai_mock_pmu refused");
+	/*
+	 * The units' driver went away: the VM loses them, and monitors hear,
+	 * once per unit or once for both, depending on when the work runs.
+	 */
+	do {
+		ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 5000));
+		EXPECT_STREQ("vm1", ntf.vm);
+	} while (ntf.nunits > 0);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", &rec));
+	kvmai_genl_close(mon);
+	ASSERT_EQ(0, kvmai_mock_load());
+}
+
+TEST_F(pmu, rmmod_releases)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
+	struct kt_pmu_req dump = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
+	int n = -1, fd;
+
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-EBUSY, kt_perf_open(DF, 0, false));
+	kvmai_genl_close(self->sk);
+	self->sk = NULL;
+	ASSERT_EQ(0, kvmai_module_unload());
+	fd = kt_perf_open(DF, 0, false);
+	EXPECT_LE(0, fd) TH_LOG("rmmod kvmai left " DF " fenced");
+	if (fd >= 0)
+		close(fd);
+	ASSERT_EQ(0, kvmai_module_load());
+	self->sk = kvmai_genl_open(&self->family);
+	ASSERT_NE(NULL, self->sk);
+	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &dump, NULL, 0, &n, NULL, 0));
+	EXPECT_EQ(0, n);
+}
+
+TEST_F(pmu, unprivileged_assign_refused)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "vm1",
+					  .units = { L3 }, .cpus = self->pkg0 };
+		struct kt_pmu_req get = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
+		struct kt_pmu_host h;
+		struct nl_sock *sk;
+		int fam;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		sk = kvmai_genl_open(&fam);
+		if (!sk)
+			_exit(11);
+		if (kt_pmu_request(sk, fam, &req, NULL, 0, NULL, NULL, 0) != -EPERM)
+			_exit(12);
+		if (kt_pmu_request(sk, fam, &get, NULL, 0, NULL, NULL, 0))
+			_exit(13);
+		_exit(kt_pmu_host(sk, fam, &h, NULL, 0) ? 14 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
+static bool core_fence_built(FIXTURE_DATA(pmu) *self)
+{
+	struct kvmai_status st;
+
+	return !kvmai_status_get(self->sk, self->family, &st) &&
+	       (st.features & KVMAI_FEATURE_CORE_FENCE);
+}
+
+TEST_F(pmu, core_needs_the_perf_interface)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	struct kt_pmu_host h;
+
+	if (core_fence_built(self))
+		SKIP(return, "kernel has the perf guest-owner interface (see core_* tests)");
+	EXPECT_EQ(-EOPNOTSUPP, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "guest-owner")) TH_LOG("extack: %s", self->ext);
+	/* Nothing is made up about the core PMU either. */
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	EXPECT_FALSE(h.has_core_info);
+}
+
+TEST_F(pmu, core_fences_host_events_that_count_guests)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	struct kt_pmu_host h;
+	struct kt_pmu rec;
+	int fd;
+
+	if (!core_fence_built(self))
+		SKIP(return, "kernel without the perf guest-owner interface");
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	ASSERT_TRUE(h.core_capable) TH_LOG("mock_core has PERF_PMU_CAP_MEDIATED_VPMU");
+	ASSERT_EQ(0, h.nconflicts);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	EXPECT_TRUE(rec.core);
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	EXPECT_EQ(1, h.fences);
+	/* Host events counting in guests are refused; exclude_guest ones are fine. */
+	fd = kt_perf_open("mock_core", 0, false);
+	EXPECT_GT(0, fd);
+	if (fd >= 0)
+		close(fd);
+	fd = kt_perf_open("mock_core", 0, true);
+	EXPECT_LE(0, fd) TH_LOG("exclude_guest event refused: %d", fd);
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(-EEXIST, assign(_metadata, self, &req, NULL));
+	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	EXPECT_EQ(0, h.fences);
+	fd = kt_perf_open("mock_core", 0, false);
+	EXPECT_LE(0, fd) TH_LOG("still fenced after release: %d", fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+TEST_F(pmu, core_refused_while_host_events_count_guests)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	char want[64];
+	struct kt_pmu_host h;
+	int fd;
+
+	if (!core_fence_built(self))
+		SKIP(return, "kernel without the perf guest-owner interface");
+	fd = kt_perf_open("mock_core", 1, false);
+	ASSERT_LE(0, fd);
+	self->fds[self->nfds++] = fd;
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	ASSERT_EQ(1, h.nconflicts);
+	EXPECT_STREQ("mock_core", h.conflicts[0].pmu);
+	EXPECT_EQ(1, h.conflicts[0].cpu);
+	EXPECT_EQ((uint32_t)getpid(), h.conflicts[0].pid);
+	EXPECT_EQ(1, h.include_guest);
+
+	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL));
+	snprintf(want, sizeof(want), "pid %d", getpid());
+	EXPECT_NE(NULL, strstr(self->ext, want)) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
+TEST_HARNESS_MAIN
