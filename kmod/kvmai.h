@@ -129,7 +129,7 @@ struct kvmai_pmu_vm {
 	cpumask_var_t cpus;
 	bool has_cpus;
 	bool shared;
-	struct pid *pid;		/* VMM allowed to attach in KVM */
+	struct pid *pid;		/* VMM allowed to attach in KVM; set with units */
 	u32 owner_portid;		/* nonzero: released when that socket closes */
 	possible_net_t owner_net;
 };
@@ -145,7 +145,8 @@ struct kvmai_pmu_req {
 	bool has_cpus;
 	const struct cpumask *cpus;
 	bool shared;
-	struct pid *pid;
+	struct pid *pid;		/* the requester's unless pid_given */
+	bool pid_given;
 	u32 owner_portid;
 	possible_net_t owner_net;
 };

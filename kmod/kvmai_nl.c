@@ -12,12 +12,21 @@
 #include <uapi/linux/kvmai.h>
 
 /* Common nested types */
-const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_VM + 1] = {
+const struct nla_policy kvmai_msr_range_nl_policy[KVMAI_A_MSR_RANGE_PAD + 1] = {
+	[KVMAI_A_MSR_RANGE_BASE] = { .type = NLA_U32, },
+	[KVMAI_A_MSR_RANGE_COUNT] = { .type = NLA_U32, },
+	[KVMAI_A_MSR_RANGE_READ] = { .type = NLA_FLAG, },
+	[KVMAI_A_MSR_RANGE_WRITE] = { .type = NLA_FLAG, },
+	[KVMAI_A_MSR_RANGE_WRITE_MASK] = { .type = NLA_U64, },
+};
+
+const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_MSR + 1] = {
 	[KVMAI_A_UNIT_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
 	[KVMAI_A_UNIT_TYPE] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_MSR_RANGES] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_HOST_EVENTS] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_VM] = { .type = NLA_NUL_STRING, },
+	[KVMAI_A_UNIT_MSR] = NLA_POLICY_NESTED(kvmai_msr_range_nl_policy),
 };
 
 /* KVMAI_CMD_GROUP_NEW - do */

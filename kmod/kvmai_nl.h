@@ -13,7 +13,8 @@
 #include <uapi/linux/kvmai.h>
 
 /* Common nested types */
-extern const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_VM + 1];
+extern const struct nla_policy kvmai_msr_range_nl_policy[KVMAI_A_MSR_RANGE_PAD + 1];
+extern const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_MSR + 1];
 
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info);

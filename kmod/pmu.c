@@ -187,7 +187,9 @@ static struct kvmai_pmu_vm *kvmai_pmu_vm_new(const struct kvmai_pmu_req *req)
 		cpumask_copy(pvm->cpus, req->cpus);
 	pvm->has_cpus = req->has_cpus;
 	pvm->shared = req->shared;
-	pvm->pid = get_pid(req->pid);
+	/* Only units need a VMM to attach them; core-only records have none. */
+	if (req->nr_units || req->pid_given)
+		pvm->pid = get_pid(req->pid);
 	pvm->owner_portid = req->owner_portid;
 	pvm->owner_net = req->owner_net;
 	list_add_tail(&pvm->node, &kvmai_pmu_vms);
@@ -258,8 +260,9 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 				      struct netlink_ext_ack *extack)
 {
 	struct kvmai_pmu_unit *unit, *tmp;
+	bool new_vm = false, fenced = false, set_cpus = false;
 	struct kvmai_pmu_vm *pvm;
-	bool new_vm = false, fenced = false;
+	struct pid *old_pid = NULL;
 	LIST_HEAD(added);
 	unsigned int i;
 	int ret;
@@ -273,6 +276,12 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 	if (pvm && req->has_cpus && pvm->has_cpus && !cpumask_equal(pvm->cpus, req->cpus)) {
 		NL_SET_ERR_MSG_FMT(extack, "vm %s: cpus differ from %*pbl it has",
 				   pvm->vm, cpumask_pr_args(pvm->cpus));
+		return ERR_PTR(-EINVAL);
+	}
+	if (pvm && req->pid_given && pvm->pid && pvm->pid != req->pid &&
+	    !list_empty(&pvm->units)) {
+		NL_SET_ERR_MSG_FMT(extack, "vm %s: its units are reserved for pid %d",
+				   pvm->vm, pid_vnr(pvm->pid));
 		return ERR_PTR(-EINVAL);
 	}
 	if (req->nr_units) {
@@ -304,15 +313,24 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 			goto err;
 		}
 		new_vm = true;
-	} else if (req->has_cpus && !pvm->has_cpus) {
-		cpumask_copy(pvm->cpus, req->cpus);
-		pvm->has_cpus = true;
+	} else {
+		/* A core-only VM gets what units need; undone on failure. */
+		old_pid = pvm->pid;
+		if (req->has_cpus && !pvm->has_cpus) {
+			cpumask_copy(pvm->cpus, req->cpus);
+			pvm->has_cpus = true;
+			set_cpus = true;
+		}
+		if (((req->nr_units && !pvm->pid) || req->pid_given) && pvm->pid != req->pid)
+			pvm->pid = get_pid(req->pid);
 	}
 	for (i = 0; i < req->nr_units; i++) {
 		ret = kvmai_pmu_reserve(pvm, req->units[i], &added, extack);
 		if (ret)
 			goto err;
 	}
+	if (!new_vm && pvm->pid != old_pid)
+		put_pid(old_pid);
 
 	list_splice_tail(&added, &pvm->units);
 	if (fenced)
@@ -330,8 +348,16 @@ err:
 		kvmai_pmu_unit_free(unit);
 	if (fenced)
 		kvmai_pmu_core_unfence();
-	if (new_vm)
+	if (new_vm) {
 		kvmai_pmu_vm_free(pvm);
+	} else if (pvm) {
+		if (pvm->pid != old_pid) {
+			put_pid(pvm->pid);
+			pvm->pid = old_pid;
+		}
+		if (set_cpus)
+			pvm->has_cpus = false;
+	}
 	return ERR_PTR(ret);
 }
 

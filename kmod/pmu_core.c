@@ -55,15 +55,19 @@ static int kvmai_fill_conflict(const struct perf_guest_conflict *c, void *data)
 	struct sk_buff *msg = data;
 	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_HOST_CONFLICT);
 
+	/*
+	 * Full (the NMI watchdog on a very large host): the list stops, the
+	 * count of include-guest events still tells how many there are.
+	 */
 	if (!nest)
-		return -EMSGSIZE;
+		return 1;
 	if (nla_put_string(msg, KVMAI_A_CONFLICT_PMU, c->pmu) ||
 	    nla_put_u32(msg, KVMAI_A_CONFLICT_CPU, c->cpu) ||
 	    nla_put_u32(msg, KVMAI_A_CONFLICT_PID, c->pid) ||
 	    nla_put_string(msg, KVMAI_A_CONFLICT_COMM, c->comm) ||
 	    nla_put_u64_64bit(msg, KVMAI_A_CONFLICT_CONFIG, c->config, KVMAI_A_CONFLICT_PAD)) {
 		nla_nest_cancel(msg, nest);
-		return -EMSGSIZE;
+		return 1;
 	}
 	nla_nest_end(msg, nest);
 	return 0;

@@ -9,51 +9,107 @@
 #include "kvmai.h"
 #include "kvmai_nl.h"
 
-static int kvmai_fill_pmu(struct sk_buff *msg, struct kvmai_pmu_vm *pvm)
+static int kvmai_fill_ranges(struct sk_buff *msg, struct uncore_guest_res *res)
 {
-	const struct uncore_guest_msr_range *ranges;
-	struct kvmai_pmu_unit *unit;
-	char cpus[KVMAI_CPUS_LEN];
+	const struct uncore_guest_msr_range *r;
 	struct nlattr *nest;
-	unsigned int cpu;
-	int last = -1;
+	int i, n;
 
-	if (nla_put_string(msg, KVMAI_A_PMU_VM, pvm->vm) ||
-	    (pvm->core && nla_put_flag(msg, KVMAI_A_PMU_CORE)) ||
-	    (pvm->shared && nla_put_flag(msg, KVMAI_A_PMU_SHARED)) ||
-	    (pvm->owner_portid && nla_put_flag(msg, KVMAI_A_PMU_BIND_SOCKET)) ||
-	    nla_put_u32(msg, KVMAI_A_PMU_PID, pid_vnr(pvm->pid)))
+	n = uncore_guest_res_ranges(res, &r);
+	if (nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES, n))
 		return -EMSGSIZE;
-	if (pvm->has_cpus) {
-		scnprintf(cpus, sizeof(cpus), "%*pbl", cpumask_pr_args(pvm->cpus));
-		if (nla_put_string(msg, KVMAI_A_PMU_CPUS, cpus))
-			return -EMSGSIZE;
-		/* Packages in CPU order, each once: CPUs are numbered by package here. */
-		for_each_cpu(cpu, pvm->cpus) {
-			int pkg = topology_logical_package_id(cpu);
-
-			if (pkg == last)
-				continue;
-			last = pkg;
-			if (nla_put_u32(msg, KVMAI_A_PMU_PACKAGE, pkg))
-				return -EMSGSIZE;
-		}
-	}
-	list_for_each_entry(unit, &pvm->units, node) {
-		nest = nla_nest_start(msg, KVMAI_A_PMU_UNIT);
+	for (i = 0; i < n; i++) {
+		nest = nla_nest_start(msg, KVMAI_A_UNIT_MSR);
 		if (!nest ||
-		    nla_put_string(msg, KVMAI_A_UNIT_NAME, unit->name) ||
-		    nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES,
-				uncore_guest_res_ranges(unit->res, &ranges)))
+		    nla_put_u32(msg, KVMAI_A_MSR_RANGE_BASE, r[i].base) ||
+		    nla_put_u32(msg, KVMAI_A_MSR_RANGE_COUNT, r[i].nr) ||
+		    ((r[i].flags & UNCORE_GUEST_MSR_READ) &&
+		     nla_put_flag(msg, KVMAI_A_MSR_RANGE_READ)) ||
+		    ((r[i].flags & UNCORE_GUEST_MSR_WRITE) &&
+		     (nla_put_flag(msg, KVMAI_A_MSR_RANGE_WRITE) ||
+		      nla_put_u64_64bit(msg, KVMAI_A_MSR_RANGE_WRITE_MASK, r[i].write_mask,
+					KVMAI_A_MSR_RANGE_PAD))))
 			return -EMSGSIZE;
 		nla_nest_end(msg, nest);
 	}
 	return 0;
 }
 
+/* The registry's view of one unit, found by name. */
+struct kvmai_unit_lookup {
+	const char *name;
+	int type;
+	unsigned long host_events;
+};
+
+static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
+{
+	struct kvmai_unit_lookup *l = data;
+
+	if (strcmp(u->name, l->name))
+		return 0;
+	l->type = u->type;
+	l->host_events = u->host_events;
+	return 1;
+}
+
+static int kvmai_fill_unit(struct sk_buff *msg, struct kvmai_pmu_unit *unit)
+{
+	struct kvmai_unit_lookup l = { .name = unit->name };
+	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_UNIT);
+
+	if (!nest || nla_put_string(msg, KVMAI_A_UNIT_NAME, unit->name))
+		return -EMSGSIZE;
+	/* A revoked unit is no longer in the registry: no type then. */
+	if (uncore_guest_list_units(kvmai_unit_match, &l) == 1 &&
+	    (nla_put_u32(msg, KVMAI_A_UNIT_TYPE, l.type) ||
+	     nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, l.host_events)))
+		return -EMSGSIZE;
+	if (kvmai_fill_ranges(msg, unit->res))
+		return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int kvmai_fill_pmu(struct sk_buff *msg, struct kvmai_pmu_vm *pvm)
+{
+	struct kvmai_pmu_unit *unit;
+	char cpus[KVMAI_CPUS_LEN];
+	unsigned int cpu, pkg;
+
+	if (nla_put_string(msg, KVMAI_A_PMU_VM, pvm->vm) ||
+	    (pvm->core && nla_put_flag(msg, KVMAI_A_PMU_CORE)) ||
+	    (pvm->shared && nla_put_flag(msg, KVMAI_A_PMU_SHARED)) ||
+	    (pvm->owner_portid && nla_put_flag(msg, KVMAI_A_PMU_BIND_SOCKET)) ||
+	    (pvm->pid && nla_put_u32(msg, KVMAI_A_PMU_PID, pid_vnr(pvm->pid))))
+		return -EMSGSIZE;
+	if (pvm->has_cpus) {
+		scnprintf(cpus, sizeof(cpus), "%*pbl", cpumask_pr_args(pvm->cpus));
+		if (nla_put_string(msg, KVMAI_A_PMU_CPUS, cpus))
+			return -EMSGSIZE;
+		/* Each package once, however its CPUs are numbered. */
+		for (pkg = 0; pkg < topology_max_packages(); pkg++) {
+			for_each_cpu(cpu, pvm->cpus) {
+				if (topology_logical_package_id(cpu) != pkg)
+					continue;
+				if (nla_put_u32(msg, KVMAI_A_PMU_PACKAGE, pkg))
+					return -EMSGSIZE;
+				break;
+			}
+		}
+	}
+	list_for_each_entry(unit, &pvm->units, node)
+		if (kvmai_fill_unit(msg, unit))
+			return -EMSGSIZE;
+	return 0;
+}
+
+/* Room for 16 units with the ranges of the largest uncore boxes. */
+#define KVMAI_PMU_MSG_SIZE (64 * 1024)
+
 static struct sk_buff *kvmai_pmu_msg(struct kvmai_pmu_vm *pvm, u32 portid, u32 seq, u8 cmd)
 {
-	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	struct sk_buff *msg = genlmsg_new(KVMAI_PMU_MSG_SIZE, GFP_KERNEL);
 	void *hdr;
 
 	if (!msg)
@@ -108,7 +164,7 @@ int kvmai_nl_pmu_host_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int ret;
 
-	msg = genlmsg_new(2 * NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = genlmsg_new(KVMAI_PMU_MSG_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
 	hdr = genlmsg_iput(msg, info);
@@ -255,12 +311,17 @@ int kvmai_nl_pmu_assign_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 
 	attr = info->attrs[KVMAI_A_PMU_PID];
-	req.pid = attr ? find_get_pid(nla_get_u32(attr)) : get_pid(task_tgid(current));
-	if (!req.pid) {
-		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "pid %u: no such process",
-					nla_get_u32(attr));
-		ret = -ESRCH;
-		goto out;
+	if (attr) {
+		req.pid = find_get_pid(nla_get_u32(attr));
+		if (!req.pid) {
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "pid %u: no such process",
+						nla_get_u32(attr));
+			ret = -ESRCH;
+			goto out;
+		}
+		req.pid_given = true;
+	} else {
+		req.pid = get_pid(task_tgid(current));
 	}
 	if (nla_get_flag(info->attrs[KVMAI_A_PMU_BIND_SOCKET])) {
 		req.owner_portid = info->snd_portid;

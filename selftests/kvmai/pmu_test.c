@@ -152,6 +152,9 @@ TEST_F(pmu, whole_package_fences_the_host)
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(L3, rec.units[0].name);
 	EXPECT_EQ(12, rec.units[0].ranges);
+	EXPECT_EQ(12, rec.units[0].nmsr);
+	EXPECT_EQ(0xc0010231, rec.units[0].counter_msr);
+	EXPECT_EQ(sysfs_type(L3), (int)rec.units[0].type);
 	EXPECT_STREQ(self->pkg0, rec.cpus);
 	ASSERT_EQ(1, rec.npkgs);
 	EXPECT_EQ(0, rec.pkgs[0]);
@@ -242,6 +245,26 @@ TEST_F(pmu, unit_already_owned)
 		two.vm = "vm3";
 		EXPECT_EQ(0, assign(_metadata, self, &two, NULL)) TH_LOG("%s", self->ext);
 	}
+}
+
+TEST_F(pmu, vmm_pid)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0,
+				  .pid = getppid() };
+	struct kt_pmu rec;
+
+	/* The VMM that may attach the units in KVM is named explicitly... */
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	EXPECT_EQ((uint32_t)getppid(), rec.pid);
+	/* ...and stays the one for every unit of the VM. */
+	req.units[0] = DF;
+	req.pid = getpid();
+	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "reserved for pid")) TH_LOG("extack: %s", self->ext);
+	req.pid = 0x7ffffff0;
+	EXPECT_EQ(-ESRCH, assign(_metadata, self, &req, NULL));
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec));
+	EXPECT_EQ(1, rec.nunits);
 }
 
 TEST_F(pmu, host_events_block_assignment)

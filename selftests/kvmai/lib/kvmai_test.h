@@ -148,6 +148,8 @@ struct kt_unit {
 	char name[64];
 	uint32_t type, ranges, host_events;
 	char vm[64];		/* owner, host view only */
+	int nmsr;		/* MSR ranges listed (pmu-get) */
+	uint32_t counter_msr;	/* first read-only one: a counter */
 };
 
 struct kt_pmu {

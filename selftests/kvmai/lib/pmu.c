@@ -31,9 +31,18 @@ static uint32_t u32(struct nlattr *a)
 
 static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 {
-	struct nlattr *tb[KVMAI_A_UNIT_MAX + 1];
+	struct nlattr *tb[KVMAI_A_UNIT_MAX + 1], *r[KVMAI_A_MSR_RANGE_MAX + 1], *a;
+	int rem;
 
 	memset(u, 0, sizeof(*u));
+	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) != KVMAI_A_UNIT_MSR ||
+		    nla_parse_nested(r, KVMAI_A_MSR_RANGE_MAX, a, NULL))
+			continue;
+		u->nmsr++;
+		if (!u->counter_msr && r[KVMAI_A_MSR_RANGE_READ] && !r[KVMAI_A_MSR_RANGE_WRITE])
+			u->counter_msr = u32(r[KVMAI_A_MSR_RANGE_BASE]);
+	}
 	if (nla_parse_nested(tb, KVMAI_A_UNIT_MAX, nest, NULL))
 		return;
 	str(u->name, sizeof(u->name), tb[KVMAI_A_UNIT_NAME]);
