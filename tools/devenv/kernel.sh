@@ -3,7 +3,8 @@
 #
 # The patch series against its mainline base (patches/base):
 #   kernel.sh check   apply with git am, checkpatch --strict every patch,
-#                     compile the objects the series touches
+#                     compile the objects the series touches, check that
+#                     kmod/compat's copies of series files are identical
 #   kernel.sh build   build the small test kernel (patches/kernel.config on
 #                     tinyconfig) and install it where vmhost.py boots it;
 #                     cached by base + series + config, so an unchanged
@@ -109,6 +110,34 @@ configure() {
 	[ $bad = 0 ] || die "patches/kernel.config options Kconfig did not accept (above)"
 }
 
+# Files of the series that kmod/compat carries, byte for byte, as a backport
+# for kernels without the series: patched tree path, then kmod copy.
+compat_files=(
+	"arch/x86/events/uncore_guest.c kmod/compat/uncore_guest.c"
+	"arch/x86/include/asm/uncore_guest.h kmod/compat/asm/uncore_guest.h"
+)
+
+check_compat() {
+	local pair tree copy rc=0
+	for pair in "${compat_files[@]}"; do
+		read -r tree copy <<<"$pair"
+		if [ ! -f "$repo/$tree" ]; then
+			echo "compat: $copy: the series has no $tree" >&2
+			rc=1
+		elif [ ! -f "$top/$copy" ]; then
+			echo "compat: $copy is missing (the series has $tree)" >&2
+			rc=1
+		elif ! cmp -s "$repo/$tree" "$top/$copy"; then
+			echo "compat: $copy differs from the series' $tree" \
+				"(diff -u $repo/$tree $top/$copy)" >&2
+			rc=1
+		else
+			echo "compat: $copy is identical to the series' $tree"
+		fi
+	done
+	return $rc
+}
+
 cmd_check() {
 	local p list rc=0 objs=()
 	apply_series
@@ -149,6 +178,7 @@ cmd_check() {
 			fi
 		done
 	fi
+	check_compat || rc=1
 	return $rc
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli.h"
+#include "perf_pmus.h"
 #include "tree_options.h"
 
 namespace kvmaictl {
@@ -329,27 +330,38 @@ CheckResult check_vfio(const Host& h) {
   return {"vfio", Status::pass, "vfio_pci, vfio_iommu_type1 loaded", ""};
 }
 
-CheckResult check_pmu(const Host& h) {
-  for (const auto* mod : {"kvm_intel", "kvm_amd"}) {
-    const std::string m(mod);
-    if (!h.sys.exists("module/" + m)) {
-      continue;
-    }
-    const auto v = read_line(h.sys, "module/" + m + "/parameters/enable_mediated_pmu");
-    if (!v) {
-      return {"pmu", Status::warn, m + " has no enable_mediated_pmu (kernel before 7.0)",
-              "run a kernel with mediated vPMU (Linux 7.0+)"};
-    }
-    if (*v == "Y" || *v == "1") {
-      return {"pmu", Status::pass, m + ".enable_mediated_pmu=Y", ""};
-    }
-    const std::string dash = m == "kvm_intel" ? "kvm-intel" : "kvm-amd";
-    std::string fix = "modprobe -r " + m;
-    fix += " && modprobe " + m + " enable_mediated_pmu=1 (or boot with ";
-    fix += dash + ".enable_mediated_pmu=1)";
-    return {"pmu", Status::warn, m + ".enable_mediated_pmu=" + *v + " (emulated vPMU)", fix};
+// A PMU the kernel drives: without one (a VM without vPMU, or TCG) there
+// is nothing to give guests, mediated or not.
+CheckResult check_core_pmu(const Host& h) {
+  const auto pmus = read_perf_pmus(h.sys);
+  if (pmus.core.empty()) {
+    return {"core-pmu", Status::warn, "none (no PMU: emulated?)",
+            "on a VM host, give the VM a vPMU (QEMU -cpu host,pmu=on); on bare metal, check that "
+            "firmware does not hide the PMU"};
   }
-  return {"pmu", Status::fail, "neither kvm_intel nor kvm_amd loaded", "modprobe kvm_intel"};
+  return {"core-pmu", Status::pass,
+          join(pmus.core, ", ") + (pmus.core_model ? " (" + *pmus.core_model + ")" : ""), ""};
+}
+
+CheckResult check_pmu(const Host& h) {
+  const auto m = read_mediated_pmu(h.sys);
+  switch (m.state) {
+    case MediatedPmu::State::kvm_not_loaded:
+      return {"pmu", Status::fail, "neither kvm_intel nor kvm_amd loaded", "modprobe kvm_intel"};
+    case MediatedPmu::State::unsupported:
+      return {"pmu", Status::warn, m.module + " has no enable_mediated_pmu (kernel before 7.0)",
+              "run a kernel with mediated vPMU (Linux 7.0+)"};
+    case MediatedPmu::State::enabled:
+      return {"pmu", Status::pass, m.module + ".enable_mediated_pmu=" + *m.value, ""};
+    case MediatedPmu::State::disabled:
+      break;
+  }
+  const std::string dash = m.module == "kvm_intel" ? "kvm-intel" : "kvm-amd";
+  std::string fix = "modprobe -r " + m.module;
+  fix += " && modprobe " + m.module + " enable_mediated_pmu=1 (or boot with ";
+  fix += dash + ".enable_mediated_pmu=1)";
+  return {"pmu", Status::warn, m.module + ".enable_mediated_pmu=" + *m.value + " (emulated vPMU)",
+          fix};
 }
 
 CheckResult check_nmi_watchdog(const Host& h) {
@@ -365,6 +377,38 @@ CheckResult check_nmi_watchdog(const Host& h) {
   return {"nmi-watchdog", Status::pass, "nmi_watchdog=0", ""};
 }
 
+// Uncore units are what kvmai passes through; the kernel lists one PMU per
+// box ("uncore_imc_0".."uncore_imc_7"), so the evidence counts them per kind.
+CheckResult check_uncore_pmu(const Host& h) {
+  const auto pmus = read_perf_pmus(h.sys);
+  if (pmus.uncore.empty()) {
+    if (pmus.core.empty()) {
+      return {"uncore-pmu", Status::warn, "none (no PMU: emulated?)", "see core-pmu"};
+    }
+    std::string driver = "intel_uncore (or amd_uncore)";
+    if (h.sys.exists("module/kvm_amd")) {
+      driver = "amd_uncore";
+    } else if (h.sys.exists("module/kvm_intel")) {
+      driver = "intel_uncore";
+    }
+    return {"uncore-pmu", Status::warn, "no uncore PMUs: no uncore counters to give VMs",
+            "modprobe " + driver};
+  }
+  std::map<std::string, int> kinds;
+  for (const auto& name : pmus.uncore) {
+    const auto cut = name.find_last_not_of("0123456789");
+    const bool numbered = cut + 1 < name.size() && name[cut] == '_';
+    ++kinds[numbered ? name.substr(0, cut) : name];
+  }
+  std::vector<std::string> parts;
+  parts.reserve(kinds.size());
+  for (const auto& [kind, n] : kinds) {
+    parts.push_back(n > 1 ? kind + " x" + std::to_string(n) : kind);
+  }
+  return {"uncore-pmu", Status::pass,
+          std::to_string(pmus.uncore.size()) + " uncore PMUs: " + list_some(parts, 6), ""};
+}
+
 CheckResult check_kvmai(const Host& h) {
   if (!h.sys.exists("module/kvmai")) {
     return {"kvmai", Status::fail, "kvmai module not loaded", "modprobe kvmai"};
@@ -377,12 +421,20 @@ using CheckFn = CheckResult (*)(const Host&);
 
 const std::vector<std::pair<std::string, CheckFn>>& table() {
   static const std::vector<std::pair<std::string, CheckFn>> t{
-      {"iommu", check_iommu}, {"acs", check_acs},
-      {"ats", check_ats},     {"sriov", check_sriov},
-      {"mrrs", check_mrrs},   {"mps", check_mps},
-      {"link", check_link},   {"hugepages", check_hugepages},
-      {"numa", check_numa},   {"vfio", check_vfio},
-      {"pmu", check_pmu},     {"nmi-watchdog", check_nmi_watchdog},
+      {"iommu", check_iommu},
+      {"acs", check_acs},
+      {"ats", check_ats},
+      {"sriov", check_sriov},
+      {"mrrs", check_mrrs},
+      {"mps", check_mps},
+      {"link", check_link},
+      {"hugepages", check_hugepages},
+      {"numa", check_numa},
+      {"vfio", check_vfio},
+      {"core-pmu", check_core_pmu},
+      {"pmu", check_pmu},
+      {"nmi-watchdog", check_nmi_watchdog},
+      {"uncore-pmu", check_uncore_pmu},
       {"kvmai", check_kvmai},
   };
   return t;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perf_pmus.h"
 #include "test_util.h"
 
 namespace kvmaictl {
@@ -87,6 +88,78 @@ TEST(Check, PmuAndWatchdog) {
   EXPECT_EQ(flat["nmi-watchdog"].status, Status::warn);
   auto amd = checks("iommu-off");
   EXPECT_THAT(amd["pmu"].evidence, HasSubstr("kernel before 7.0"));
+}
+
+TEST(Check, CorePmu) {
+  EXPECT_EQ(checks("hgx")["core-pmu"].evidence, "cpu (sapphire_rapids)");
+  EXPECT_EQ(checks("flat")["core-pmu"].evidence, "cpu_atom, cpu_core (alderlake_hybrid)");
+  EXPECT_EQ(checks("iommu-off")["core-pmu"].evidence, "cpu");  // AMD: no caps/pmu_name
+  for (const auto* fixture : {"no-pmu", "emulated"}) {
+    auto m = checks(fixture);
+    EXPECT_EQ(m["core-pmu"].status, Status::warn) << fixture;
+    EXPECT_EQ(m["core-pmu"].evidence, "none (no PMU: emulated?)") << fixture;
+    EXPECT_THAT(m["core-pmu"].fix, HasSubstr("pmu=on")) << fixture;
+  }
+}
+
+TEST(Check, UncorePmusCountedByKind) {
+  auto hgx = checks("hgx");
+  EXPECT_EQ(hgx["uncore-pmu"].status, Status::pass);
+  EXPECT_EQ(hgx["uncore-pmu"].evidence,
+            "22 uncore PMUs: uncore_cha x4, uncore_iio x6, uncore_imc x8, uncore_upi x4");
+  // AMD's names; ibs_op and friends are not uncore.
+  EXPECT_EQ(checks("iommu-off")["uncore-pmu"].evidence,
+            "4 uncore PMUs: amd_df, amd_l3, amd_umc x2");
+  // Names without a box number are kinds of their own.
+  EXPECT_THAT(checks("flat")["uncore-pmu"].evidence,
+              HasSubstr(": uncore_clock, uncore_imc_free_running x2"));
+}
+
+TEST(Check, NoUncorePmus) {
+  auto intel = checks("multifunction");
+  EXPECT_EQ(intel["uncore-pmu"].status, Status::warn);
+  EXPECT_EQ(intel["uncore-pmu"].fix, "modprobe intel_uncore");
+  auto none = checks("no-pmu");
+  EXPECT_EQ(none["uncore-pmu"].status, Status::warn);
+  EXPECT_EQ(none["uncore-pmu"].fix, "see core-pmu");
+}
+
+// pmu-server: everything ready but the watchdog, which is a warning.
+TEST(Check, PmuServerWarnsOnlyAboutTheWatchdog) {
+  auto m = checks("pmu-server");
+  for (const auto* id : {"core-pmu", "pmu", "uncore-pmu", "kvmai"}) {
+    EXPECT_EQ(m[id].status, Status::pass) << id;
+  }
+  EXPECT_EQ(m["nmi-watchdog"].status, Status::warn);
+}
+
+TEST(Check, NoKvmFailsThePmuCheck) {
+  auto m = checks("no-pmu");
+  EXPECT_EQ(m["pmu"].status, Status::fail);
+  EXPECT_EQ(m["pmu"].evidence, "neither kvm_intel nor kvm_amd loaded");
+}
+
+TEST(PerfPmus, MediatedPmuStates) {
+  const std::vector<std::tuple<std::string, MediatedPmu::State, std::string>> cases{
+      {"hgx", MediatedPmu::State::enabled, "kvm_intel"},
+      {"flat", MediatedPmu::State::disabled, "kvm_intel"},
+      {"iommu-off", MediatedPmu::State::unsupported, "kvm_amd"},
+      {"no-pmu", MediatedPmu::State::kvm_not_loaded, ""},
+  };
+  for (const auto& [fixture, state, module] : cases) {
+    const FsReader sys(testdata(fixture + "/sys"));
+    const auto m = read_mediated_pmu(sys);
+    EXPECT_EQ(m.state, state) << fixture;
+    EXPECT_EQ(m.module, module) << fixture;
+  }
+  EXPECT_EQ(read_mediated_pmu(FsReader(testdata("flat/sys"))).value, "N");
+  EXPECT_EQ(mediated_state_name(MediatedPmu::State::kvm_not_loaded), "kvm-not-loaded");
+}
+
+TEST(PerfPmus, NmiWatchdog) {
+  EXPECT_EQ(read_nmi_watchdog(FsReader(testdata("pmu-server/proc"))), true);
+  EXPECT_EQ(read_nmi_watchdog(FsReader(testdata("hgx/proc"))), false);
+  EXPECT_EQ(read_nmi_watchdog(FsReader(testdata("hgx/sys"))), std::nullopt);
 }
 
 TEST(Check, KvmaiModulePresence) {

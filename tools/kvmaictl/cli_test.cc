@@ -41,7 +41,8 @@ TEST(Cli, ObjectsAreRegisteredAndSorted) {
   for (const auto& o : objects()) {
     names.emplace_back(o.name);
   }
-  EXPECT_THAT(names, ::testing::ElementsAre("check", "dev", "group", "monitor", "topo", "version"));
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("check", "dev", "group", "monitor", "pmu", "topo", "version"));
 }
 
 TEST(Cli, HelpAtEveryLevelOpensNoSocket) {
@@ -55,6 +56,8 @@ TEST(Cli, HelpAtEveryLevelOpensNoSocket) {
                                          {"group", "add", "--help"},
                                          {"dev", "-h"},
                                          {"monitor", "help"},
+                                         {"pmu", "help"},
+                                         {"pmu", "assign", "-h"},
                                          {"check", "-h"}}) {
     const auto r = run_cli(a);
     EXPECT_EQ(r.rc, kExitOk) << a.front();

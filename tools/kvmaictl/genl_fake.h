@@ -19,6 +19,7 @@ class FakeTransport final : public GenlTransport {
     std::vector<AttrSet> requests;  // attributes sent, one per command
     std::vector<std::string> groups;
     int receives = 0;
+    int delivered = 0;  // notifications handed to receive()'s callback
   };
 
   explicit FakeTransport(std::shared_ptr<Log> log) : log_(std::move(log)) {}
@@ -49,6 +50,7 @@ class FakeTransport final : public GenlTransport {
     ++log_->receives;
     fail_if_set();
     for (const auto& n : notifications) {
+      ++log_->delivered;
       if (!on_message(n)) {
         return;
       }

@@ -15,8 +15,9 @@ using testing::matches_golden;
 using testing::run_cli;
 using testing::testdata;
 
-const std::vector<std::string> kFixtures{"hgx",       "flat",     "multifunction", "noacs",
-                                         "iommu-off", "emulated", "emulated-dt",   "unprivileged"};
+const std::vector<std::string> kFixtures{"hgx",        "flat",     "multifunction", "noacs",
+                                         "iommu-off",  "emulated", "emulated-dt",   "unprivileged",
+                                         "pmu-server", "no-pmu"};
 
 struct Case {
   std::string fixture;

@@ -140,7 +140,9 @@ const EnumNames& path_type_names() {
 
 const EnumNames& feature_names() {
   static const EnumNames names{{KVMAI_FEATURE_ACS_OVERRIDE, "acs-override"},
-                               {KVMAI_FEATURE_VFIO_NOTIFY, "vfio-notify"}};
+                               {KVMAI_FEATURE_VFIO_NOTIFY, "vfio-notify"},
+                               {KVMAI_FEATURE_CORE_FENCE, "core-fence"},
+                               {KVMAI_FEATURE_UNCORE_RESERVE, "uncore-reserve"}};
   return names;
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "kvmai_group.h"
+#include "kvmai_pmu.h"
 #include "stop_signals.h"
 
 namespace po = boost::program_options;
@@ -11,34 +12,56 @@ namespace po = boost::program_options;
 namespace kvmaictl {
 namespace {
 
-// The event word of each notification.
-std::string_view event_name(std::uint8_t cmd) {
-  switch (cmd) {
+// What a notification is about and what happened to it.
+struct Event {
+  std::string_view object;  // "group", "pmu"; empty: not a notification this tool knows
+  std::string_view name;
+};
+
+Event event_of(const GenlMessage& m) {
+  switch (m.cmd) {
     case KVMAI_CMD_GROUP_CREATE_NTF:
-      return "create";
+      return {"group", "create"};
     case KVMAI_CMD_GROUP_CHANGE_NTF:
-      return "change";
+      return {"group", "change"};
     case KVMAI_CMD_GROUP_DELETE_NTF:
-      return "delete";
+      return {"group", "delete"};
+    case KVMAI_CMD_PMU_CHANGE_NTF:
+      // The module sends one kind of PMU notification; a record owning
+      // nothing is the VM letting go of its last resource.
+      return {"pmu", pmu_released(m.attrs) ? "release" : "change"};
     default:
       return {};
   }
 }
 
-// Text: "[group change] NAME state ..."; JSON: {"event": ..., "group": {...}}.
-void print_event(Context& ctx, const GenlMessage& m) {
+// Text: "[group change] NAME state ..." or "[pmu change] VM core ...";
+// JSON: {"object": ..., "event": ..., OBJECT: {...}}.
+void print_event(Context& ctx, const GenlMessage& m, const Event& event) {
   Printer& out = ctx.out;
-  const auto event = event_name(m.cmd);
-  out.print_string("event", event, {"[group "});
+  out.print_string("object", event.object, {"["});
+  out.print_string("event", event.name, {" "});
   out.text("]");
-  if (m.cmd == KVMAI_CMD_GROUP_DELETE_NTF) {
-    out.print_opt_string("name", m.attrs.str(KVMAI_A_GROUP_NAME), {" "}, "?", Show::text_only);
+  if (event.object == "pmu") {
+    if (event.name == "release") {
+      out.print_opt_string("vm", m.attrs.str(KVMAI_A_PMU_VM), {" "}, "?", Show::text_only);
+    } else {
+      print_pmu_summary(out, m.attrs);
+    }
+    // The whole record in JSON, as `pmu show` prints it.
+    if (out.json()) {
+      print_pmu(out, m.attrs, "pmu");
+    }
   } else {
-    print_group_summary(out, m.attrs);
-  }
-  // The whole group in JSON, as `group show` prints it.
-  if (out.json()) {
-    print_group(out, m.attrs, false, "group");
+    if (m.cmd == KVMAI_CMD_GROUP_DELETE_NTF) {
+      out.print_opt_string("name", m.attrs.str(KVMAI_A_GROUP_NAME), {" "}, "?", Show::text_only);
+    } else {
+      print_group_summary(out, m.attrs);
+    }
+    // The whole group in JSON, as `group show` prints it.
+    if (out.json()) {
+      print_group(out, m.attrs, false, "group");
+    }
   }
   out.newline();
   out.emit();
@@ -57,10 +80,11 @@ void listen(const Args& args, Context& ctx) {
   std::uint64_t seen = 0;
   t->receive(
       [&](const GenlMessage& m) {
-        if (event_name(m.cmd).empty()) {
+        const Event event = event_of(m);
+        if (event.object.empty()) {
           return true;  // not a notification this tool knows
         }
-        print_event(ctx, m);
+        print_event(ctx, m, event);
         return count == 0 || ++seen < count;
       },
       stop.fd());
@@ -71,7 +95,7 @@ const ObjectRegistrar kRegistrar({
     .summary = "print the module's notifications until interrupted",
     .commands = {{.name = "all",
                   .usage = "[ --count N ]",
-                  .summary = "group create, change and delete events, one line each",
+                  .summary = "group and PMU ownership events, one line each",
                   .run = listen}},
     .default_command = "all",
 });

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "group_fixture.h"
+#include "pmu_fixture.h"
 #include "test_util.h"
 
 namespace kvmaictl {
@@ -70,6 +70,51 @@ TEST(Monitor, JsonIsOneObjectPerLine) {
   EXPECT_EQ(events[1]["group"]["member"].size(), 2U);
   EXPECT_EQ(events[2]["event"], "delete");
   EXPECT_EQ(events[2]["group"]["name"], "vm1-p2p");
+}
+
+// PMU ownership: a change while the VM owns something, a release once it
+// owns nothing.
+TransportFactory pmu_changes(const std::shared_ptr<Log>& log) {
+  return fake_kvmai(log, [](FakeTransport& t) {
+    t.notifications = {
+        message(KVMAI_CMD_PMU_CHANGE_NTF, testing::sample_pmu_vm1()),
+        message(KVMAI_CMD_PMU_CHANGE_NTF, testing::sample_pmu_vm2()),
+        message(KVMAI_CMD_PMU_CHANGE_NTF, testing::released_pmu("vm1")),
+    };
+  });
+}
+
+TEST(Monitor, PmuChangesAndReleases) {
+  auto log = std::make_shared<Log>();
+  const auto r = run_cli({"monitor"}, pmu_changes(log));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out,
+            "[pmu change] vm1 core yes units uncore_imc_0 cpus 0-31\n"
+            "[pmu change] vm2 core no units uncore_cha_0 cpus 16-47\n"
+            "[pmu release] vm1\n");
+}
+
+TEST(Monitor, JsonNamesTheObject) {
+  auto log = std::make_shared<Log>();
+  const auto r = run_cli({"-j", "monitor"}, pmu_changes(log));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  std::istringstream lines(r.out);
+  std::vector<nlohmann::json> events;
+  for (std::string line; std::getline(lines, line);) {
+    events.push_back(nlohmann::json::parse(line));
+  }
+  ASSERT_EQ(events.size(), 3U);
+  EXPECT_EQ(events[0]["object"], "pmu");
+  EXPECT_EQ(events[0]["event"], "change");
+  EXPECT_EQ(events[0]["pmu"]["core"], true);
+  EXPECT_EQ(events[0]["pmu"]["unit"][0]["name"], "uncore_imc_0");
+  EXPECT_FALSE(events[0].contains("group"));
+  EXPECT_EQ(events[2]["event"], "release");
+  EXPECT_EQ(events[2]["pmu"]["vm"], "vm1");
+  EXPECT_EQ(events[2]["pmu"]["unit"], nlohmann::json::array());
+  // Group events say what they are the same way.
+  const auto g = run_cli({"-j", "monitor", "--count", "1"}, life_of_a_group(log));
+  EXPECT_EQ(nlohmann::json::parse(g.out)["object"], "group");
 }
 
 TEST(Monitor, BadCountIsUsageError) {

@@ -67,6 +67,18 @@ TEST(Version, OlderModuleWithoutFeatures) {
   EXPECT_TRUE(nlohmann::json::parse(j.out)["module"]["features"].is_null());
 }
 
+TEST(Version, PmuFeatures) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli(
+      {"version"}, fake_module(log, KVMAI_FEATURE_ACS_OVERRIDE | KVMAI_FEATURE_VFIO_NOTIFY |
+                                        KVMAI_FEATURE_CORE_FENCE | KVMAI_FEATURE_UNCORE_RESERVE));
+  EXPECT_THAT(r.out, ::testing::EndsWith(
+                         "\nfeatures: acs-override vfio-notify core-fence uncore-reserve\n"));
+  const auto j = run_cli({"-j", "version"}, fake_module(log, KVMAI_FEATURE_UNCORE_RESERVE));
+  EXPECT_EQ(nlohmann::json::parse(j.out)["module"]["features"],
+            nlohmann::json::parse(R"(["uncore-reserve"])"));
+}
+
 TEST(Version, UnknownFeatureBitsAreShownAsNumbers) {
   auto log = std::make_shared<FakeTransport::Log>();
   const auto r = run_cli({"version"}, fake_module(log, KVMAI_FEATURE_VFIO_NOTIFY | 0x100U));

@@ -3,8 +3,9 @@
 
 Each fixture is a directory <name>/ with sys/ and proc/ laid out like the
 live ones: devices under sys/devices/pciDDDD:BB/..., relative symlinks from
-sys/bus/pci/devices, iommu_group and driver links, and binary `config`
-files with real capability chains (PCIe, ACS, ATS, SR-IOV).
+sys/bus/pci/devices, iommu_group and driver links, binary `config`
+files with real capability chains (PCIe, ACS, ATS, SR-IOV), and the perf
+PMUs under sys/devices with their sys/bus/event_source/devices links.
 
     ./gen_fixtures.py            # rewrite every fixture here
     ./gen_fixtures.py OUTDIR     # write them elsewhere
@@ -24,6 +25,13 @@ ACS_KERNEL_DEFAULT = SV | RR | CR | UF            # 0x1d, set by Linux with an I
 ACS_NVIDIA_VM = SV | RR | CR | UF | DT            # 0x5d, NVIDIA's VM guidance
 
 PT_ENDPOINT, PT_ROOT_PORT, PT_UPSTREAM, PT_DOWNSTREAM, PT_RCIEP = 0x0, 0x4, 0x5, 0x6, 0x9
+
+# perf PMUs every kernel registers, with their perf types; hardware PMUs
+# (Host.pmus) come on top.
+SOFTWARE_PMUS = {"software": 1, "tracepoint": 2, "breakpoint": 5, "kprobe": 6, "uprobe": 7}
+CORE_PMUS = ("cpu", "cpu_core", "cpu_atom")
+# An Intel host's core PMU and the non-uncore PMUs next to it.
+INTEL_PMUS = {"cpu": 4, "msr": 8, "power": 9, "cstate_core": 10, "cstate_pkg": 11}
 
 
 def mps_code(n):
@@ -84,6 +92,8 @@ class Host:
         self.modules = ["vfio_pci", "vfio_iommu_type1", "vfio", "kvm_intel", "kvm"]
         self.module_params = {"kvm_intel": {"enable_mediated_pmu": "N"}}
         self.nmi_watchdog = "1"
+        self.pmus = dict(INTEL_PMUS)  # name -> perf type
+        self.pmu_name = "icelake"     # the core PMU's caps/pmu_name; None: no caps (AMD)
         self.hugepages = {"1048576kB": 0, "2048kB": 0}
         self.mem_kb = 2 * 1024 * 1024 * 1024
 
@@ -221,6 +231,12 @@ def emit(host, out):
         write(os.path.join(sysd, "module", mod, "initstate"), "live\n")
         for k, v in host.module_params.get(mod, {}).items():
             write(os.path.join(sysd, "module", mod, "parameters", k), v + "\n")
+    for name, ptype in sorted({**SOFTWARE_PMUS, **host.pmus}.items()):
+        d = os.path.join(sysd, "devices", name)
+        write(os.path.join(d, "type"), "%d\n" % ptype)
+        if name in CORE_PMUS and host.pmu_name:
+            write(os.path.join(d, "caps", "pmu_name"), host.pmu_name + "\n")
+        symlink(d, os.path.join(sysd, "bus/event_source/devices", name))
     write(os.path.join(procd, "cmdline"), host.cmdline + "\n")
     write(os.path.join(procd, "modules"), "".join(
         "%s 16384 0 - Live 0x0000000000000000\n" % m for m in host.modules))
@@ -237,6 +253,15 @@ INTEL, NVIDIA, MELLANOX, BROADCOM, SAMSUNG, ASPEED = 0x8086, 0x10DE, 0x15B3, 0x1
 DISPLAY_OTHER = 0x038000  # virtio-gpu-pci: QEMU cannot give it 0x0302
 GPU_3D, VGA, ETH, IB, NVME, HOST_BRIDGE, PCI_BRIDGE, OTHER_BRIDGE, SYSTEM = (
     0x030200, 0x030000, 0x020000, 0x020700, 0x010802, 0x060000, 0x060400, 0x068000, 0x088000)
+
+
+def intel_uncore(first_type, **boxes):
+    """uncore_<box>_<n> PMUs, one per box as the kernel registers them."""
+    pmus = {}
+    for box, n in boxes.items():
+        for i in range(n):
+            pmus["uncore_%s_%d" % (box, i)] = first_type + len(pmus)
+    return pmus
 
 
 def chipset(root):
@@ -311,6 +336,8 @@ def hgx():
     h.modules += ["kvmai"]
     h.module_params = {"kvm_intel": {"enable_mediated_pmu": "Y"}}
     h.nmi_watchdog = "0"
+    h.pmu_name = "sapphire_rapids"
+    h.pmus.update(intel_uncore(12, cha=4, imc=8, upi=4, iio=6))
     r0 = h.root(0x00, numa=0)
     chipset(r0)
     mgmt_rp = r0.add(0x1C, 4, INTEL, 0xA194, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x04,
@@ -354,6 +381,10 @@ def flat():
     h.cmdline += " iommu=pt"
     h.hugepages = {"1048576kB": 0, "2048kB": 1024}
     h.modules = ["kvm_intel", "kvm"]
+    # Hybrid client CPU: two core PMUs, free-running uncore counters.
+    h.pmus = {"cpu_core": 4, "cpu_atom": 8, "msr": 9, "power": 10, "uncore_clock": 11,
+              "uncore_imc_free_running_0": 12, "uncore_imc_free_running_1": 13}
+    h.pmu_name = "alderlake_hybrid"
     r = h.root(0x00)
     chipset(r)
     rp1 = r.add(0x01, 0, INTEL, 0x460D, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x01,
@@ -412,6 +443,9 @@ def iommu_off():
     h.cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro"
     h.modules = ["kvm_amd", "kvm"]
     h.module_params = {}
+    h.pmus = {"cpu": 4, "msr": 8, "power": 9, "ibs_fetch": 10, "ibs_op": 11, "amd_df": 12,
+              "amd_l3": 13, "amd_umc_0": 14, "amd_umc_1": 15}
+    h.pmu_name = None
     r0 = h.root(0x00, numa=0)
     chipset(r0)
     switch(r0, 0x02, 0x10, 0, [gpu(mrrs=4096), cx7(mrrs=4096, ats=False)])
@@ -430,6 +464,7 @@ def emulated(dt):
     h.modules += ["kvmai"]
     h.hugepages = {"1048576kB": 0, "2048kB": 512}
     h.mem_kb = 8 * 1024 * 1024
+    h.pmus, h.pmu_name = {}, None  # TCG emulates no PMU: software events only
     r0 = h.root(0x00, numa=0)
     r0.add(0x00, 0, INTEL, 0x29C0, HOST_BRIDGE, pcie=False)
     r0.add(0x01, 0, 0x1234, 0x1111, VGA, pcie=False, boot_vga=True, driver="bochs-drm")
@@ -457,8 +492,48 @@ def unprivileged():
     return h
 
 
+def pmu_server():
+    """A one-socket server ready for PMU passthrough but for the NMI
+    watchdog: core PMU and uncore units, mediated vPMU enabled, kvmai
+    loaded; one switch with 2 GPUs and 2 NICs tuned for translated P2P."""
+    h = Host("pmu-server")
+    h.cmdline += " default_hugepagesz=1G hugepagesz=1G hugepages=256"
+    h.hugepages = {"1048576kB": 256, "2048kB": 0}
+    h.modules += ["kvmai"]
+    h.module_params = {"kvm_intel": {"enable_mediated_pmu": "Y"}}
+    h.nmi_watchdog = "1"
+    h.pmu_name = "sapphire_rapids"
+    h.pmus.update(intel_uncore(12, cha=2, imc=4, upi=2))
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    r15 = h.root(0x15, numa=0)
+    switch(r15, 0x01, 0x16, ACS_NVIDIA_VM, [gpu(ats=True), gpu(ats=True), cx7(), cx7()])
+    return h
+
+
+def no_pmu():
+    """A cloud GPU VM used as a host: no vPMU (software events only), no
+    nested KVM, a GPU and a NIC on root ports of a virtual IOMMU."""
+    h = Host("no-pmu")
+    h.group_type = "DMA"
+    h.modules = ["vfio_pci", "vfio_iommu_type1", "vfio"]
+    h.module_params = {}
+    h.nmi_watchdog = "0"
+    h.pmus, h.pmu_name = {}, None
+    h.hugepages = {"1048576kB": 16, "2048kB": 0}
+    r0 = h.root(0x00, numa=0)
+    r0.add(0x00, 0, INTEL, 0x29C0, HOST_BRIDGE, pcie=False)
+    rp1 = r0.add(0x02, 0, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x01,
+                 acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    rp2 = r0.add(0x02, 1, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x02,
+                 acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    rp1.add(0x00, 0, NVIDIA, 0x2330, GPU_3D, driver="vfio-pci", mps=128, mrrs=512)
+    rp2.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver="virtio-pci", mps=128, mrrs=512)
+    return h
+
+
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
-         lambda: emulated(True), unprivileged]
+         lambda: emulated(True), unprivileged, pmu_server, no_pmu]
 
 
 def main():

@@ -1,0 +1,33 @@
+// PMU ownership as the kvmai module reports it (the spec's pmu, unit,
+// pmu-host and conflict attribute sets), shared by the pmu and monitor
+// objects. JSON keys are the spec's attribute names with underscores; every
+// key is printed, null when the module left the attribute out, so the
+// schema does not depend on what a VM owns.
+#pragma once
+
+#include <string_view>
+
+#include "genl.h"
+#include "perf_pmus.h"
+#include "print.h"
+
+namespace kvmaictl {
+
+// One VM's record: a block of lines in text ("vm NAME core yes ..." and a
+// line per unit), an object under `key` in JSON (an array element when
+// `key` is empty).
+void print_pmu(Printer& out, const AttrSet& pmu, std::string_view key = {});
+
+// The VM, what it owns and its CPUs on one line (text only).
+void print_pmu_summary(Printer& out, const AttrSet& pmu);
+
+// A record that owns neither the core PMU nor a unit: what pmu-change-ntf
+// sends once a VM's resources are all released.
+bool pmu_released(const AttrSet& pmu);
+
+// What the host's PMUs allow (pmu-host-get), with what sysfs and procfs say
+// about KVM's mediated vPMU and the NMI watchdog, under `key` in JSON.
+void print_pmu_host(Printer& out, const AttrSet& host, const MediatedPmu& kvm,
+                    std::optional<bool> nmi_watchdog, std::string_view key);
+
+}  // namespace kvmaictl
