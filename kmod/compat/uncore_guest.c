@@ -439,6 +439,8 @@ EXPORT_SYMBOL_GPL(uncore_guest_res_ranges);
  * uncore_guest_res_has_cpu - whether @cpu is on a reserved package
  * @res: the reservation
  * @cpu: a CPU, usually where the vCPU runs
+ *
+ * Return: true while @res is not revoked and covers @cpu's package.
  */
 bool uncore_guest_res_has_cpu(struct uncore_guest_res *res, int cpu)
 {
