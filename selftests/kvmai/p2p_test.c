@@ -366,11 +366,10 @@ TEST_F(p2p, member_unbound_disables_and_notifies)
 	static const char *const m[] = { "gpu0", "nic0" };
 	struct nl_sock *mon;
 	struct kt_group ntf;
-	int fam, got = 0;
+	int got = 0;
 
-	mon = kvmai_genl_open(&fam);
+	mon = kt_monitor_open();
 	ASSERT_NE(NULL, mon);
-	ASSERT_EQ(0, kt_monitor(mon));
 	ASSERT_EQ(0, make_group(self, "gu", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
 	ASSERT_EQ(0, pci_bind(bdf("nic0"), ""));
@@ -418,9 +417,7 @@ TEST_F(p2p, unprivileged_mutation_refused)
 		struct nl_sock *sk;
 		int fam;
 
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		sk = kvmai_genl_open(&fam);
+		sk = kt_open_unprivileged(&fam);
 		if (!sk)
 			_exit(11);
 		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0) != -EPERM)

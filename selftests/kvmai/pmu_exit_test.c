@@ -229,22 +229,6 @@ static bool has_passthrough(void)
 	return ret > 0;
 }
 
-static int perf_type(const char *pmu)
-{
-	char path[128];
-	int type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &type) != 1)
-			type = -1;
-		fclose(f);
-	}
-	return type;
-}
-
 /* Runs this process (and so its vCPU) on the CPUs of @list only. */
 static int pin(const char *list)
 {
@@ -337,7 +321,7 @@ TEST_F(exits, owned_uncore_counter_reads_do_not_exit)
 	ASSERT_EQ(0, vm_measure(&self->vm, L3_CTR0, false, &before));
 
 	/* Not reserved for us yet: KVM must refuse. */
-	cap.args[0] = perf_type(L3);
+	cap.args[0] = kt_perf_type(L3);
 	ASSERT_LE(0, (int)cap.args[0]);
 	EXPECT_EQ(-1, ioctl(self->vm.fd, KVM_ENABLE_CAP, &cap));
 	EXPECT_EQ(EPERM, errno);
@@ -431,7 +415,7 @@ TEST_F(exits, hardware_uncore_counter_reads_do_not_exit)
 	if (why)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, err) TH_LOG("cannot reserve %s (or no counter MSR): %s", name, self->ext);
-	cap.args[0] = perf_type(name);
+	cap.args[0] = kt_perf_type(name);
 	ASSERT_EQ(0, ioctl(self->vm.fd, KVM_ENABLE_CAP, &cap)) TH_LOG("errno %d", errno);
 	ASSERT_EQ(0, vm_measure(&self->vm, counter, false, &c));
 	TH_LOG("%u reads of %s's counter 0x%x: %llu exits", LOOPS, name, counter,

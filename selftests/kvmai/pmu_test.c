@@ -64,10 +64,8 @@ FIXTURE_TEARDOWN(pmu)
 			kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
 		}
 	}
-	i = kt_perf_open(L3, 0, false);
-	EXPECT_LE(0, i) TH_LOG(L3 " still fenced off the host after the test: %d", i);
-	if (i >= 0)
-		close(i);
+	i = kt_perf_try(L3, 0, false);
+	EXPECT_EQ(0, i) TH_LOG(L3 " still fenced off the host after the test: %d", i);
 	kvmai_genl_close(self->sk);
 }
 
@@ -107,22 +105,6 @@ static const struct kt_unit *host_unit(const struct kt_pmu_host *h, const char *
 	return NULL;
 }
 
-static int sysfs_type(const char *pmu)
-{
-	char path[128];
-	int type = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &type) != 1)
-			type = -1;
-		fclose(f);
-	}
-	return type;
-}
-
 TEST_F(pmu, mock_units_offered)
 {
 	struct kt_pmu_host h;
@@ -131,7 +113,7 @@ TEST_F(pmu, mock_units_offered)
 	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, self->ext, sizeof(self->ext)));
 	u = host_unit(&h, L3);
 	ASSERT_NE(NULL, u) TH_LOG("pmu-host-get does not list " L3);
-	EXPECT_EQ(sysfs_type(L3), (int)u->type);
+	EXPECT_EQ(kt_perf_type(L3), (int)u->type);
 	EXPECT_EQ(12, u->ranges);	/* six control/counter pairs */
 	EXPECT_STREQ("", u->vm);
 	u = host_unit(&h, DF);
@@ -154,7 +136,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 	EXPECT_EQ(12, rec.units[0].ranges);
 	EXPECT_EQ(12, rec.units[0].nmsr);
 	EXPECT_EQ(0xc0010231, rec.units[0].counter_msr);
-	EXPECT_EQ(sysfs_type(L3), (int)rec.units[0].type);
+	EXPECT_EQ(kt_perf_type(L3), (int)rec.units[0].type);
 	EXPECT_STREQ(self->pkg0, rec.cpus);
 	ASSERT_EQ(1, rec.npkgs);
 	EXPECT_EQ(0, rec.pkgs[0]);
@@ -162,7 +144,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 	EXPECT_FALSE(rec.shared);
 
 	/* The host cannot count on the owned package... */
-	EXPECT_EQ(-EBUSY, kt_perf_open(L3, 0, false));
+	EXPECT_EQ(-EBUSY, kt_perf_try(L3, 0, false));
 	/* ...but still can on the other one, and on the unit nobody owns. */
 	if (self->pkg1_n > 0) {
 		fd = kt_perf_open(L3, self->pkg0_n, false);
@@ -183,10 +165,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 
 	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
-	fd = kt_perf_open(L3, 0, false);
-	EXPECT_LE(0, fd) TH_LOG("host still fenced off after release");
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, kt_perf_try(L3, 0, false)) TH_LOG("host still fenced off after release");
 }
 
 TEST_F(pmu, partial_package_needs_shared)
@@ -206,23 +185,19 @@ TEST_F(pmu, partial_package_needs_shared)
 	EXPECT_TRUE(rec.shared);
 	EXPECT_STREQ("0", rec.cpus);
 	/* The package is still the unit of fencing: the whole of it. */
-	EXPECT_EQ(-EBUSY, kt_perf_open(L3, self->pkg0_n - 1, false));
+	EXPECT_EQ(-EBUSY, kt_perf_try(L3, self->pkg0_n - 1, false));
 }
 
 TEST_F(pmu, unknown_unit_refused_and_nothing_kept)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, "uncore_nope_7" },
 				  .cpus = self->pkg0 };
-	int fd;
 
 	EXPECT_EQ(-ENODEV, assign(_metadata, self, &req, NULL));
 	EXPECT_NE(NULL, strstr(self->ext, "uncore_nope_7")) TH_LOG("extack: %s", self->ext);
 	/* All or nothing: the good unit was given back. */
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
-	fd = kt_perf_open(L3, 0, false);
-	EXPECT_LE(0, fd);
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, kt_perf_try(L3, 0, false));
 }
 
 TEST_F(pmu, unit_already_owned)
@@ -311,7 +286,7 @@ TEST_F(pmu, release_by_unit)
 	ASSERT_EQ(0, get_vm(self, "vm1", &rec));
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(L3, rec.units[0].name);
-	EXPECT_EQ(-EBUSY, kt_perf_open(L3, 0, false));
+	EXPECT_EQ(-EBUSY, kt_perf_try(L3, 0, false));
 	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->ext);
 	/* Owning nothing, the VM is gone. */
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
@@ -322,11 +297,9 @@ TEST_F(pmu, notifications)
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
 	struct nl_sock *mon;
 	struct kt_pmu ntf;
-	int fam;
 
-	mon = kvmai_genl_open(&fam);
+	mon = kt_monitor_open();
 	ASSERT_NE(NULL, mon);
-	ASSERT_EQ(0, kt_monitor(mon));
 	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
 	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
 	EXPECT_EQ(KVMAI_CMD_PMU_CHANGE_NTF, ntf.cmd);
@@ -344,7 +317,7 @@ TEST_F(pmu, notifications)
 TEST_F(pmu, owner_exit_releases)
 {
 	struct kt_pmu rec;
-	int pipefd[2], status, fd;
+	int pipefd[2], status;
 	char c = 0;
 	pid_t pid;
 
@@ -372,7 +345,7 @@ TEST_F(pmu, owner_exit_releases)
 	ASSERT_EQ(0, get_vm(self, "vmm", &rec)) TH_LOG("%s", self->ext);
 	EXPECT_TRUE(rec.bind_socket);
 	EXPECT_EQ((uint32_t)pid, rec.pid);
-	EXPECT_EQ(-EBUSY, kt_perf_open(L3, 0, false));
+	EXPECT_EQ(-EBUSY, kt_perf_try(L3, 0, false));
 
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -380,10 +353,7 @@ TEST_F(pmu, owner_exit_releases)
 	for (int i = 0; i < 50 && !get_vm(self, "vmm", NULL); i++)
 		usleep(100000);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vmm", NULL));
-	fd = kt_perf_open(L3, 0, false);
-	EXPECT_LE(0, fd);
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, kt_perf_try(L3, 0, false));
 }
 
 TEST_F(pmu, provider_unload_revokes)
@@ -391,11 +361,9 @@ TEST_F(pmu, provider_unload_revokes)
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
 	struct nl_sock *mon;
 	struct kt_pmu ntf, rec;
-	int fam;
 
-	mon = kvmai_genl_open(&fam);
+	mon = kt_monitor_open();
 	ASSERT_NE(NULL, mon);
-	ASSERT_EQ(0, kt_monitor(mon));
 	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
 	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
 	ASSERT_EQ(0, kvmai_mock_unload()) TH_LOG("rmmod kvmai_mock_pmu refused");
@@ -416,17 +384,14 @@ TEST_F(pmu, rmmod_releases)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
 	struct kt_pmu_req dump = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
-	int n = -1, fd;
+	int n = -1;
 
 	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
-	EXPECT_EQ(-EBUSY, kt_perf_open(DF, 0, false));
+	EXPECT_EQ(-EBUSY, kt_perf_try(DF, 0, false));
 	kvmai_genl_close(self->sk);
 	self->sk = NULL;
 	ASSERT_EQ(0, kvmai_module_unload());
-	fd = kt_perf_open(DF, 0, false);
-	EXPECT_LE(0, fd) TH_LOG("rmmod kvmai left " DF " fenced");
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, kt_perf_try(DF, 0, false)) TH_LOG("rmmod kvmai left " DF " fenced");
 	ASSERT_EQ(0, kvmai_module_load());
 	self->sk = kvmai_genl_open(&self->family);
 	ASSERT_NE(NULL, self->sk);
@@ -448,9 +413,7 @@ TEST_F(pmu, unprivileged_assign_refused)
 		struct nl_sock *sk;
 		int fam;
 
-		if (setgid(65534) || setuid(65534))
-			_exit(10);
-		sk = kvmai_genl_open(&fam);
+		sk = kt_open_unprivileged(&fam);
 		if (!sk)
 			_exit(11);
 		if (kt_pmu_request(sk, fam, &req, NULL, 0, NULL, NULL, 0) != -EPERM)
@@ -491,7 +454,6 @@ TEST_F(pmu, core_fences_host_events_that_count_guests)
 	struct kt_pmu_req req = { .vm = "vm1", .core = true };
 	struct kt_pmu_host h;
 	struct kt_pmu rec;
-	int fd;
 
 	if (!core_fence_built(self))
 		SKIP(return, "kernel without the perf guest-owner interface");
@@ -503,22 +465,13 @@ TEST_F(pmu, core_fences_host_events_that_count_guests)
 	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
 	EXPECT_EQ(1, h.fences);
 	/* Host events counting in guests are refused; exclude_guest ones are fine. */
-	fd = kt_perf_open("mock_core", 0, false);
-	EXPECT_GT(0, fd);
-	if (fd >= 0)
-		close(fd);
-	fd = kt_perf_open("mock_core", 0, true);
-	EXPECT_LE(0, fd) TH_LOG("exclude_guest event refused: %d", fd);
-	if (fd >= 0)
-		close(fd);
+	EXPECT_GT(0, kt_perf_try("mock_core", 0, false));
+	EXPECT_EQ(0, kt_perf_try("mock_core", 0, true)) TH_LOG("exclude_guest event refused");
 	EXPECT_EQ(-EEXIST, assign(_metadata, self, &req, NULL));
 	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->ext);
 	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
 	EXPECT_EQ(0, h.fences);
-	fd = kt_perf_open("mock_core", 0, false);
-	EXPECT_LE(0, fd) TH_LOG("still fenced after release: %d", fd);
-	if (fd >= 0)
-		close(fd);
+	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("still fenced after release");
 }
 
 TEST_F(pmu, core_refused_while_host_events_count_guests)

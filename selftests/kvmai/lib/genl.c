@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -156,13 +157,13 @@ struct dump_ctx {
 	int err;
 };
 
-static void get_str(char *dst, size_t len, struct nlattr *a)
+void kt_get_str(char *dst, size_t len, struct nlattr *a)
 {
 	if (a)
 		snprintf(dst, len, "%s", nla_get_string(a));
 }
 
-static uint32_t get_u32(struct nlattr *a)
+uint32_t kt_get_u32(struct nlattr *a)
 {
 	return a ? nla_get_u32(a) : 0;
 }
@@ -175,8 +176,8 @@ static void parse_member(struct kt_member *m, struct nlattr *nest)
 	memset(m, 0, sizeof(*m));
 	if (nla_parse_nested(tb, KVMAI_A_MEMBER_MAX, nest, NULL))
 		return;
-	get_str(m->addr, sizeof(m->addr), tb[KVMAI_A_MEMBER_PCI_ADDR]);
-	get_str(m->driver, sizeof(m->driver), tb[KVMAI_A_MEMBER_DRIVER]);
+	kt_get_str(m->addr, sizeof(m->addr), tb[KVMAI_A_MEMBER_PCI_ADDR]);
+	kt_get_str(m->driver, sizeof(m->driver), tb[KVMAI_A_MEMBER_DRIVER]);
 	m->ats = tb[KVMAI_A_MEMBER_ATS] ? nla_get_u8(tb[KVMAI_A_MEMBER_ATS]) : -1;
 	nla_for_each_nested(bar, nest, rem) {
 		struct nlattr *bt[KVMAI_A_BAR_MAX + 1];
@@ -201,11 +202,11 @@ static void parse_group(struct nl_msg *msg, struct kt_group *g)
 	g->cmd = gh->cmd;
 	if (genlmsg_parse(nlh, 0, tb, KVMAI_A_GROUP_MAX, NULL))
 		return;
-	get_str(g->name, sizeof(g->name), tb[KVMAI_A_GROUP_NAME]);
-	get_str(g->vm, sizeof(g->vm), tb[KVMAI_A_GROUP_VM]);
-	g->id = get_u32(tb[KVMAI_A_GROUP_ID]);
-	g->mode = get_u32(tb[KVMAI_A_GROUP_MODE]);
-	g->state = get_u32(tb[KVMAI_A_GROUP_STATE]);
+	kt_get_str(g->name, sizeof(g->name), tb[KVMAI_A_GROUP_NAME]);
+	kt_get_str(g->vm, sizeof(g->vm), tb[KVMAI_A_GROUP_VM]);
+	g->id = kt_get_u32(tb[KVMAI_A_GROUP_ID]);
+	g->mode = kt_get_u32(tb[KVMAI_A_GROUP_MODE]);
+	g->state = kt_get_u32(tb[KVMAI_A_GROUP_STATE]);
 	g->bind_socket = tb[KVMAI_A_GROUP_BIND_SOCKET];
 
 	nla_for_each_attr(a, genlmsg_attrdata(gh, 0), genlmsg_attrlen(gh, 0), rem) {
@@ -217,20 +218,20 @@ static void parse_group(struct nl_msg *msg, struct kt_group *g)
 			   !nla_parse_nested(sub, KVMAI_A_PORT_MAX, a, NULL)) {
 			struct kt_port *p = &g->ports[g->nports++];
 
-			get_str(p->addr, sizeof(p->addr), sub[KVMAI_A_PORT_PCI_ADDR]);
-			p->cap = get_u32(sub[KVMAI_A_PORT_ACS_CAP]);
-			p->saved = get_u32(sub[KVMAI_A_PORT_ACS_SAVED]);
-			p->target = get_u32(sub[KVMAI_A_PORT_ACS_TARGET]);
-			p->current = get_u32(sub[KVMAI_A_PORT_ACS_CURRENT]);
-			p->users = get_u32(sub[KVMAI_A_PORT_USERS]);
+			kt_get_str(p->addr, sizeof(p->addr), sub[KVMAI_A_PORT_PCI_ADDR]);
+			p->cap = kt_get_u32(sub[KVMAI_A_PORT_ACS_CAP]);
+			p->saved = kt_get_u32(sub[KVMAI_A_PORT_ACS_SAVED]);
+			p->target = kt_get_u32(sub[KVMAI_A_PORT_ACS_TARGET]);
+			p->current = kt_get_u32(sub[KVMAI_A_PORT_ACS_CURRENT]);
+			p->users = kt_get_u32(sub[KVMAI_A_PORT_USERS]);
 		} else if (nla_type(a) == KVMAI_A_GROUP_PAIR && g->npairs < KT_MAX &&
 			   !nla_parse_nested(sub, KVMAI_A_PAIR_MAX, a, NULL)) {
 			struct kt_pair *p = &g->pairs[g->npairs++];
 
-			get_str(p->a, sizeof(p->a), sub[KVMAI_A_PAIR_A]);
-			get_str(p->b, sizeof(p->b), sub[KVMAI_A_PAIR_B]);
-			get_str(p->via, sizeof(p->via), sub[KVMAI_A_PAIR_VIA]);
-			p->type = get_u32(sub[KVMAI_A_PAIR_TYPE]);
+			kt_get_str(p->a, sizeof(p->a), sub[KVMAI_A_PAIR_A]);
+			kt_get_str(p->b, sizeof(p->b), sub[KVMAI_A_PAIR_B]);
+			kt_get_str(p->via, sizeof(p->via), sub[KVMAI_A_PAIR_VIA]);
+			p->type = kt_get_u32(sub[KVMAI_A_PAIR_TYPE]);
 		}
 	}
 }
@@ -360,14 +361,35 @@ int kt_monitor(struct nl_sock *sk)
 	return nl_socket_add_membership(sk, grp) ? -EIO : 0;
 }
 
+struct nl_sock *kt_monitor_open(void)
+{
+	struct nl_sock *sk;
+	int family;
+
+	sk = kvmai_genl_open(&family);
+	if (sk && kt_monitor(sk)) {
+		kvmai_genl_close(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+struct nl_sock *kt_open_unprivileged(int *family)
+{
+	/* nobody: no capability, so admin-perm operations must be refused. */
+	if (setgid(65534) || setuid(65534))
+		return NULL;
+	return kvmai_genl_open(family);
+}
+
 static int no_seq_check(struct nl_msg *msg, void *arg)
 {
 	return NL_OK;
 }
 
-int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms)
+int kt_poll(struct nl_sock *sk, int (*valid)(struct nl_msg *msg, void *arg), void *arg,
+	    int timeout_ms)
 {
-	struct dump_ctx c = { .out = out, .max = 1 };
 	struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
 	struct nl_cb *cb;
 	int ret;
@@ -378,10 +400,18 @@ int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms)
 	cb = nl_cb_alloc(NL_CB_DEFAULT);
 	if (!cb)
 		return -ENOMEM;
-	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_group, &c);
+	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, valid, arg);
 	/* Notifications carry no sequence number of ours. */
 	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
 	ret = nl_recvmsgs(sk, cb);
 	nl_cb_put(cb);
-	return ret < 0 ? -EIO : c.n > 0;
+	return ret < 0 ? -EIO : 1;
+}
+
+int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms)
+{
+	struct dump_ctx c = { .out = out, .max = 1 };
+	int ret = kt_poll(sk, on_group, &c, timeout_ms);
+
+	return ret <= 0 ? ret : c.n > 0;
 }

@@ -138,8 +138,19 @@ int kt_exchange(struct nl_sock *sk, int family, uint8_t cmd, bool dump,
 		void (*fill)(struct nl_msg *msg, const void *arg), const void *fill_arg,
 		int (*valid)(struct nl_msg *msg, void *arg), void *valid_arg,
 		char *ext, size_t ext_len);
+/* Attribute values, or "" / 0 for an absent attribute. */
+struct nlattr;
+void kt_get_str(char *dst, size_t len, struct nlattr *a);
+uint32_t kt_get_u32(struct nlattr *a);
+/* A new socket already in the monitor group, or NULL. */
+struct nl_sock *kt_monitor_open(void);
+/* Become nobody (for good: call in a child) and open a socket, or NULL. */
+struct nl_sock *kt_open_unprivileged(int *family);
 /* Join the monitor multicast group; messages then come from kt_receive. */
 int kt_monitor(struct nl_sock *sk);
+/* Messages that arrive within @timeout_ms go to @valid: 1, 0 none, -errno. */
+int kt_poll(struct nl_sock *sk, int (*valid)(struct nl_msg *msg, void *arg), void *arg,
+	    int timeout_ms);
 /* Next notification within @timeout_ms: 1 received, 0 none, -errno. */
 int kt_receive(struct nl_sock *sk, struct kt_group *out, int timeout_ms);
 
@@ -195,8 +206,12 @@ int kt_pmu_host(struct nl_sock *sk, int family, struct kt_pmu_host *out,
 		char *ext, size_t ext_len);
 /* Next pmu-change notification within @timeout_ms: 1, 0 none, -errno. */
 int kt_pmu_receive(struct nl_sock *sk, struct kt_pmu *out, int timeout_ms);
+/* The perf type of @pmu (by sysfs name), or -errno. */
+int kt_perf_type(const char *pmu);
 /* A system-wide counting event on @pmu (by sysfs name): fd or -errno. */
 int kt_perf_open(const char *pmu, int cpu, bool exclude_guest);
+/* Whether such an event can be opened now: 0 or -errno (closed again). */
+int kt_perf_try(const char *pmu, int cpu, bool exclude_guest);
 /* The CPUs of @cpu's package as a cpulist, and how many; -errno. */
 int kt_package_cpus(int cpu, char *list, size_t len);
 

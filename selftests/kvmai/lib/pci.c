@@ -191,57 +191,72 @@ int run_capture(const char *cmd, char *buf, size_t len)
 	return pclose(p);
 }
 
-bool kvmai_module_loaded(void)
+static bool module_loaded(const char *name)
 {
-	return access("/sys/module/kvmai", F_OK) == 0;
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return access(path, F_OK) == 0;
 }
 
-/* insmod @path unless /sys/module/@name exists: 0 or -EIO. */
+/* insmod @path unless @name is loaded: 0 or -EIO. */
 static int module_load(const char *name, const char *path)
 {
 	char cmd[256];
 
-	snprintf(cmd, sizeof(cmd), "/sys/module/%s", name);
-	if (access(cmd, F_OK) == 0)
+	if (module_loaded(name))
 		return 0;
 	snprintf(cmd, sizeof(cmd), "insmod %s", path);
 	return system(cmd) == 0 ? 0 : -EIO;
 }
 
+/* rmmod @name if it is loaded: 0 or -EIO. */
+static int module_unload(const char *name)
+{
+	char cmd[128];
+
+	if (!module_loaded(name))
+		return 0;
+	snprintf(cmd, sizeof(cmd), "rmmod %s", name);
+	return system(cmd) == 0 ? 0 : -EIO;
+}
+
+/* Kernels without the uncore registry get kvmai's copy, before its users. */
+static int compat_load(void)
+{
+	if (access(KVMAI_COMPAT_PATH, F_OK))
+		return 0;
+	return module_load("uncore_guest", KVMAI_COMPAT_PATH);
+}
+
+bool kvmai_module_loaded(void)
+{
+	return module_loaded("kvmai");
+}
+
 int kvmai_module_load(void)
 {
-	/* Kernels without the uncore registry get kvmai's copy first. */
-	if (access(KVMAI_COMPAT_PATH, F_OK) == 0 &&
-	    module_load("uncore_guest", KVMAI_COMPAT_PATH))
-		return -EIO;
-	return module_load("kvmai", KVMAI_MODULE_PATH);
+	return compat_load() ?: module_load("kvmai", KVMAI_MODULE_PATH);
 }
 
 int kvmai_module_unload(void)
 {
-	if (!kvmai_module_loaded())
-		return 0;
-	return system("rmmod kvmai") == 0 ? 0 : -EIO;
+	return module_unload("kvmai");
 }
 
 bool kvmai_mock_loaded(void)
 {
-	return access("/sys/module/kvmai_mock_pmu", F_OK) == 0;
+	return module_loaded("kvmai_mock_pmu");
 }
 
 int kvmai_mock_load(void)
 {
-	if (access(KVMAI_COMPAT_PATH, F_OK) == 0 &&
-	    module_load("uncore_guest", KVMAI_COMPAT_PATH))
-		return -EIO;
-	return module_load("kvmai_mock_pmu", KVMAI_MOCK_PATH);
+	return compat_load() ?: module_load("kvmai_mock_pmu", KVMAI_MOCK_PATH);
 }
 
 int kvmai_mock_unload(void)
 {
-	if (!kvmai_mock_loaded())
-		return 0;
-	return system("rmmod kvmai_mock_pmu") == 0 ? 0 : -EIO;
+	return module_unload("kvmai_mock_pmu");
 }
 
 bool kernel_has_symbol(const char *symbol)

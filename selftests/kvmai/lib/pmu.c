@@ -4,7 +4,6 @@
  * for the selftests.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -18,17 +17,6 @@
 
 #include "kvmai_test.h"
 
-static void str(char *dst, size_t len, struct nlattr *a)
-{
-	if (a)
-		snprintf(dst, len, "%s", nla_get_string(a));
-}
-
-static uint32_t u32(struct nlattr *a)
-{
-	return a ? nla_get_u32(a) : 0;
-}
-
 static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 {
 	struct nlattr *tb[KVMAI_A_UNIT_MAX + 1], *r[KVMAI_A_MSR_RANGE_MAX + 1], *a;
@@ -41,15 +29,15 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 			continue;
 		u->nmsr++;
 		if (!u->counter_msr && r[KVMAI_A_MSR_RANGE_READ] && !r[KVMAI_A_MSR_RANGE_WRITE])
-			u->counter_msr = u32(r[KVMAI_A_MSR_RANGE_BASE]);
+			u->counter_msr = kt_get_u32(r[KVMAI_A_MSR_RANGE_BASE]);
 	}
 	if (nla_parse_nested(tb, KVMAI_A_UNIT_MAX, nest, NULL))
 		return;
-	str(u->name, sizeof(u->name), tb[KVMAI_A_UNIT_NAME]);
-	str(u->vm, sizeof(u->vm), tb[KVMAI_A_UNIT_VM]);
-	u->type = u32(tb[KVMAI_A_UNIT_TYPE]);
-	u->ranges = u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
-	u->host_events = u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
+	kt_get_str(u->name, sizeof(u->name), tb[KVMAI_A_UNIT_NAME]);
+	kt_get_str(u->vm, sizeof(u->vm), tb[KVMAI_A_UNIT_VM]);
+	u->type = kt_get_u32(tb[KVMAI_A_UNIT_TYPE]);
+	u->ranges = kt_get_u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
+	u->host_events = kt_get_u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
 }
 
 static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
@@ -64,7 +52,7 @@ static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
 	nla_for_each_attr(a, genlmsg_attrdata(gnlh, 0), genlmsg_attrlen(gnlh, 0), rem) {
 		switch (nla_type(a)) {
 		case KVMAI_A_PMU_VM:
-			str(p->vm, sizeof(p->vm), a);
+			kt_get_str(p->vm, sizeof(p->vm), a);
 			break;
 		case KVMAI_A_PMU_CORE:
 			p->core = true;
@@ -79,7 +67,7 @@ static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
 			p->pid = nla_get_u32(a);
 			break;
 		case KVMAI_A_PMU_CPUS:
-			str(p->cpus, sizeof(p->cpus), a);
+			kt_get_str(p->cpus, sizeof(p->cpus), a);
 			break;
 		case KVMAI_A_PMU_PACKAGE:
 			if (p->npkgs < 8)
@@ -171,10 +159,10 @@ static int on_host(struct nl_msg *msg, void *arg)
 			    nla_parse_nested(tb, KVMAI_A_CONFLICT_MAX, a, NULL))
 				break;
 			c = &h->conflicts[h->nconflicts++];
-			str(c->pmu, sizeof(c->pmu), tb[KVMAI_A_CONFLICT_PMU]);
-			str(c->comm, sizeof(c->comm), tb[KVMAI_A_CONFLICT_COMM]);
-			c->cpu = u32(tb[KVMAI_A_CONFLICT_CPU]);
-			c->pid = u32(tb[KVMAI_A_CONFLICT_PID]);
+			kt_get_str(c->pmu, sizeof(c->pmu), tb[KVMAI_A_CONFLICT_PMU]);
+			kt_get_str(c->comm, sizeof(c->comm), tb[KVMAI_A_CONFLICT_COMM]);
+			c->cpu = kt_get_u32(tb[KVMAI_A_CONFLICT_CPU]);
+			c->pid = kt_get_u32(tb[KVMAI_A_CONFLICT_PID]);
 			if (tb[KVMAI_A_CONFLICT_CONFIG])
 				c->config = nla_get_u64(tb[KVMAI_A_CONFLICT_CONFIG]);
 			break;
@@ -205,55 +193,55 @@ static int on_ntf(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int any_seq(struct nl_msg *msg, void *arg)
-{
-	return NL_OK;
-}
-
 int kt_pmu_receive(struct nl_sock *sk, struct kt_pmu *out, int timeout_ms)
 {
 	struct pmu_ctx c = { .out = out, .max = 1 };
-	struct pollfd pfd = { .fd = nl_socket_get_fd(sk), .events = POLLIN };
-	struct nl_cb *cb;
 	int ret;
 
 	while (!c.n) {
-		ret = poll(&pfd, 1, timeout_ms);
+		ret = kt_poll(sk, on_ntf, &c, timeout_ms);
 		if (ret <= 0)
-			return ret < 0 ? -errno : 0;
-		cb = nl_cb_alloc(NL_CB_DEFAULT);
-		if (!cb)
-			return -ENOMEM;
-		nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_ntf, &c);
-		nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, any_seq, NULL);
-		ret = nl_recvmsgs(sk, cb);
-		nl_cb_put(cb);
-		if (ret < 0)
-			return -EIO;
+			return ret;
 	}
 	return 1;
 }
 
-int kt_perf_open(const char *pmu, int cpu, bool exclude_guest)
+int kt_perf_type(const char *pmu)
 {
-	struct perf_event_attr attr = { .size = sizeof(attr) };
 	char path[128];
-	unsigned int type;
+	int type, ok;
 	FILE *f;
-	int fd, ok;
 
 	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
 	f = fopen(path, "r");
 	if (!f)
 		return -ENOENT;
-	ok = fscanf(f, "%u", &type) == 1;
+	ok = fscanf(f, "%d", &type) == 1;
 	fclose(f);
-	if (!ok)
-		return -EINVAL;
+	return ok ? type : -EINVAL;
+}
+
+int kt_perf_open(const char *pmu, int cpu, bool exclude_guest)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr) };
+	int type = kt_perf_type(pmu), fd;
+
+	if (type < 0)
+		return type;
 	attr.type = type;
 	attr.exclude_guest = exclude_guest;
 	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, 0);
 	return fd < 0 ? -errno : fd;
+}
+
+int kt_perf_try(const char *pmu, int cpu, bool exclude_guest)
+{
+	int fd = kt_perf_open(pmu, cpu, exclude_guest);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 int kt_package_cpus(int cpu, char *list, size_t len)

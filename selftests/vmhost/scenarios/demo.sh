@@ -70,3 +70,22 @@ step "Disable and delete: every ACS word back as it was"
 run kvmaictl group del vm1-p2p
 echo "after:  $(port gpu0) $(acs "$(port gpu0)")"
 run kvmaictl -j group show
+
+# The emulated host has no PMU (TCG): the test-only mock provider plays an
+# uncore driver so that ownership can be shown; on a real host these are
+# the uncore_* / amd_* units of its own drivers.
+step "PMU readiness of this host"
+run kvmaictl check | grep -i -e pmu -e watchdog
+run insmod /kvmai/kvmai_mock_pmu.ko
+run kvmaictl pmu show
+
+PKG0=$(cat /sys/devices/system/cpu/cpu0/topology/package_cpus_list)
+step "Give vm1 the L3 unit of package 0 (CPUs $PKG0): the host is fenced off it there"
+refused kvmaictl pmu assign vm1 mock_uncore_l3 cpus 0
+run kvmaictl pmu assign vm1 mock_uncore_l3 cpus "$PKG0"
+run kvmaictl pmu show vm1
+
+step "Release: the host counts on the unit again"
+run kvmaictl pmu release vm1
+run kvmaictl pmu show
+run rmmod kvmai_mock_pmu
