@@ -2,9 +2,9 @@
 // group-get, group-set). Keywords are the spec's attribute names.
 #include <linux/kvmai.h>
 
+#include "bind_watch.h"
 #include "cli.h"
 #include "kvmai_group.h"
-#include "stop_signals.h"
 
 namespace kvmaictl {
 namespace {
@@ -42,16 +42,10 @@ void show(const Args& args, Context& ctx) {
   print_groups(ctx, {reply});
 }
 
-// Waits, holding the socket that owns a bind-socket group, until SIGINT or
-// SIGTERM, or until the group is deleted by someone else.
-void hold(Context& ctx, GenlTransport& watcher, const StopSignals& stop, const std::string& name) {
-  ctx.out.emit();
-  watcher.receive(
-      [&](const GenlMessage& m) {
-        return m.cmd != KVMAI_CMD_GROUP_DELETE_NTF ||
-               m.attrs.str(KVMAI_A_GROUP_NAME).value_or("") != name;
-      },
-      stop.fd());
+// The group ended some other way: deleted by someone else.
+bool group_still_there(const GenlMessage& m, const std::string& name) {
+  return m.cmd != KVMAI_CMD_GROUP_DELETE_NTF ||
+         m.attrs.str(KVMAI_A_GROUP_NAME).value_or("") != name;
 }
 
 void add(const Args& args, Context& ctx) {
@@ -75,21 +69,14 @@ void add(const Args& args, Context& ctx) {
     req.put_flag(KVMAI_A_GROUP_BIND_SOCKET);
   }
 
+  // The group lives as long as `t` when bound.
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-  // The group lives as long as `t`: watch for its deletion from before it
-  // exists, and take the signals that end the wait from now on.
-  std::unique_ptr<GenlTransport> watcher;
-  std::optional<StopSignals> stop;
-  if (bind) {
-    watcher = ctx.connect(KVMAI_FAMILY_NAME);
-    watcher->subscribe(KVMAI_MCGRP_MONITOR);
-    stop.emplace();
-  }
+  BindWatch watch(ctx, bind);
   const auto reply = t->request(KVMAI_CMD_GROUP_NEW, req);
   ctx.warn(reply.warning);
   print_groups(ctx, {reply});
   if (bind) {
-    hold(ctx, *watcher, *stop, name);
+    watch.hold(ctx, [&](const GenlMessage& m) { return group_still_there(m, name); });
   }
 }
 

@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <charconv>
 
+#include "bind_watch.h"
 #include "cli.h"
 #include "kvmai_pmu.h"
 #include "perf_pmus.h"
-#include "stop_signals.h"
 #include "tree_options.h"
 
 namespace kvmaictl {
@@ -231,16 +231,10 @@ std::string mediated_pmu_problem(const MediatedPmu& m) {
   return "";
 }
 
-// Waits, holding the socket the VM's record is bound to, until SIGINT or
-// SIGTERM, or until everything the VM owns is released some other way.
-void hold(Context& ctx, GenlTransport& watcher, const StopSignals& stop, const std::string& vm) {
-  ctx.out.emit();
-  watcher.receive(
-      [&](const GenlMessage& m) {
-        return m.cmd != KVMAI_CMD_PMU_CHANGE_NTF ||
-               m.attrs.str(KVMAI_A_PMU_VM).value_or("") != vm || !pmu_released(m.attrs);
-      },
-      stop.fd());
+// The VM's record ended some other way: everything it owned was released.
+bool record_still_there(const GenlMessage& m, const std::string& vm) {
+  return m.cmd != KVMAI_CMD_PMU_CHANGE_NTF || m.attrs.str(KVMAI_A_PMU_VM).value_or("") != vm ||
+         !pmu_released(m.attrs);
 }
 
 void assign(const Args& args, Context& ctx) {
@@ -272,16 +266,9 @@ void assign(const Args& args, Context& ctx) {
       r.core ? mediated_pmu_problem(read_mediated_pmu(FsReader(r.sysfs_root.value_or("/sys"))))
              : "";
 
+  // What the VM owns lives as long as `t` when bound.
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-  // What the VM owns lives as long as `t`: watch for its release from
-  // before the request, and take the signals that end the wait from now on.
-  std::unique_ptr<GenlTransport> watcher;
-  std::optional<StopSignals> stop;
-  if (bind) {
-    watcher = ctx.connect(KVMAI_FAMILY_NAME);
-    watcher->subscribe(KVMAI_MCGRP_MONITOR);
-    stop.emplace();
-  }
+  BindWatch watch(ctx, bind);
   const auto reply = module_call([&] { return t->request(KVMAI_CMD_PMU_ASSIGN, req); });
   ctx.warn(reply.warning);
   ctx.warn(kvm_problem);
@@ -296,7 +283,7 @@ void assign(const Args& args, Context& ctx) {
              " already owned PMU resources without bind-socket: they stay after kvmaictl exits");
     return;
   }
-  hold(ctx, *watcher, *stop, vm);
+  watch.hold(ctx, [&](const GenlMessage& m) { return record_still_there(m, vm); });
 }
 
 void release(const Args& args, Context& ctx) {
