@@ -172,10 +172,11 @@ int kvmai_nl_pmu_host_get_doit(struct sk_buff *skb, struct genl_info *info)
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
+	/* Units first: the conflict list is what stops short on a huge host. */
 	scoped_guard(mutex, &kvmai_lock) {
-		ret = kvmai_pmu_core_fill(msg);
+		ret = uncore_guest_list_units(kvmai_fill_host_unit, msg);
 		if (!ret)
-			ret = uncore_guest_list_units(kvmai_fill_host_unit, msg);
+			ret = kvmai_pmu_core_fill(msg);
 	}
 	if (ret) {
 		nlmsg_free(msg);
@@ -228,7 +229,8 @@ int kvmai_nl_pmu_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 			return skb->len;
 		if (kvmai_fill_pmu(skb, pvm)) {
 			genlmsg_cancel(skb, hdr);
-			return skb->len;
+			/* Not even alone: say so rather than end the dump early. */
+			return skb->len ?: -EMSGSIZE;
 		}
 		genlmsg_end(skb, hdr);
 		cb->args[0] = i;

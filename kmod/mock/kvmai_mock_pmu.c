@@ -21,6 +21,7 @@
 #define MOCK_DF_MSR	0xc0010240
 #define MOCK_DF_PAIRS	4
 #define MOCK_CTL_MASK	0x0000ff00004fffffULL	/* no interrupt enable */
+#define MOCK_CTR_MASK	0x0000ffffffffffffULL
 
 struct mock_pmu {
 	struct pmu pmu;
@@ -72,7 +73,11 @@ static struct mock_pmu mock_pmus[] = {
 #endif
 };
 
-/* Control/counter pairs: controls writable under a mask, counters read. */
+/*
+ * Control/counter pairs offered as AMD's driver offers them: controls
+ * written (checked against a mask), counters read without exits and
+ * written within their 48 bits.
+ */
 static int mock_offer(struct mock_pmu *mp)
 {
 	struct uncore_guest_msr_range ranges[2 * MOCK_L3_PAIRS];
@@ -81,12 +86,13 @@ static int mock_offer(struct mock_pmu *mp)
 	for (i = 0; i < mp->pairs; i++) {
 		ranges[2 * i] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + 2 * i, .nr = 1,
-			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE,
+			.flags = UNCORE_GUEST_MSR_WRITE,
 			.write_mask = MOCK_CTL_MASK,
 		};
 		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + 2 * i + 1, .nr = 1,
-			.flags = UNCORE_GUEST_MSR_READ,
+			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE,
+			.write_mask = MOCK_CTR_MASK,
 		};
 	}
 	return uncore_guest_register(&mp->pmu, ranges, 2 * mp->pairs);

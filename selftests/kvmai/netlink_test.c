@@ -61,12 +61,18 @@ TEST_F(genl, status_reports_module_and_kernel)
 TEST_F(genl, features_match_the_kernel)
 {
 	struct kvmai_status st;
+	char mod[64];
 
 	ASSERT_EQ(0, kvmai_status_get(self->sk, self->family, &st));
 	EXPECT_EQ(kernel_has_symbol("pci_acs_override"),
 		  !!(st.features & KVMAI_FEATURE_ACS_OVERRIDE));
 	EXPECT_EQ(kernel_has_symbol("vfio_register_device_notifier"),
 		  !!(st.features & KVMAI_FEATURE_VFIO_NOTIFY));
+	EXPECT_EQ(kernel_has_symbol("perf_guest_core_fence"),
+		  !!(st.features & KVMAI_FEATURE_CORE_FENCE));
+	/* kvmai's own copy of the registry (uncore_guest.ko) does not count. */
+	EXPECT_EQ(kernel_symbol("uncore_guest_reserve", mod, sizeof(mod)) && !*mod,
+		  !!(st.features & KVMAI_FEATURE_UNCORE_RESERVE));
 	TH_LOG("kernel %s, features %#x", st.kernel, st.features);
 }
 

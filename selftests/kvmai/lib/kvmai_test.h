@@ -68,6 +68,8 @@ struct kvmai_status {
 
 /* Whether the running kernel exports @symbol (from /proc/kallsyms). */
 bool kernel_has_symbol(const char *symbol);
+/* The same, with the module that provides it into @module ("" built in). */
+bool kernel_symbol(const char *symbol, char *module, size_t len);
 
 struct nl_sock;
 /* Connected generic netlink socket and the family id, or NULL/-errno. */
@@ -160,7 +162,7 @@ struct kt_unit {
 	uint32_t type, ranges, host_events;
 	char vm[64];		/* owner, host view only */
 	int nmsr;		/* MSR ranges listed (pmu-get) */
-	uint32_t counter_msr;	/* first read-only one: a counter */
+	uint32_t counter_msr;	/* first readable one: drivers pass reads of counters only */
 };
 
 struct kt_pmu {

@@ -259,16 +259,26 @@ int kvmai_mock_unload(void)
 	return module_unload("kvmai_mock_pmu");
 }
 
-bool kernel_has_symbol(const char *symbol)
+bool kernel_symbol(const char *symbol, char *module, size_t len)
 {
-	char line[512], name[256];
+	char line[512], name[256], mod[64];
 	bool found = false;
 	FILE *f = fopen("/proc/kallsyms", "r");
+	int n;
 
 	if (!f)
 		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*s %255s", name) == 1 && !strcmp(name, symbol);
+	while (!found && fgets(line, sizeof(line), f)) {
+		n = sscanf(line, "%*s %*s %255s [%63[^]]]", name, mod);
+		found = n >= 1 && !strcmp(name, symbol);
+	}
 	fclose(f);
+	if (found && module)
+		snprintf(module, len, "%s", n == 2 ? mod : "");
 	return found;
+}
+
+bool kernel_has_symbol(const char *symbol)
+{
+	return kernel_symbol(symbol, NULL, 0);
 }

@@ -28,7 +28,7 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 		    nla_parse_nested(r, KVMAI_A_MSR_RANGE_MAX, a, NULL))
 			continue;
 		u->nmsr++;
-		if (!u->counter_msr && r[KVMAI_A_MSR_RANGE_READ] && !r[KVMAI_A_MSR_RANGE_WRITE])
+		if (!u->counter_msr && r[KVMAI_A_MSR_RANGE_READ])
 			u->counter_msr = kt_get_u32(r[KVMAI_A_MSR_RANGE_BASE]);
 	}
 	if (nla_parse_nested(tb, KVMAI_A_UNIT_MAX, nest, NULL))
