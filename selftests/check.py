@@ -179,11 +179,13 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
             if args.verbose:
                 print(line, end="")
         rc = proc.wait()
-        # QEMU itself crashing is the emulator's failure, not a test's: one
-        # fresh boot, said loudly, and only the second run's results count.
+        # QEMU crashing, or its guest's vCPUs stalling, is the emulator's
+        # failure, not a test's: one fresh boot, said loudly, and only the
+        # second run's results count.
         if rc != QEMU_CRASHED or attempt == 2:
             break
-        print(f"check: {stage}: QEMU crashed (see above); booting once more", flush=True)
+        print(f"check: {stage}: QEMU crashed or its guest stalled (see above); "
+              "booting once more", flush=True)
     seen = parse_selftests(tally, stage, "".join(out))
     if not seen:
         tally.add(stage, "emulated host", "fail", f"no selftest ran (vmhost exit {rc})")

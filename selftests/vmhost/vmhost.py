@@ -19,6 +19,7 @@ import gzip
 import hashlib
 import lzma
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -36,7 +37,11 @@ CACHE = Path(os.environ.get("KVMAI_CACHE") or
 BASE_FORMAT = 3
 EXIT_MARK = "KVMAI-EXIT "
 INIT_MARK = "KVMAI-INIT "
+# The emulator failed rather than a test: QEMU died, or the guest kernel
+# reported an RCU stall (a TCG vCPU stopped being run; seen once in a dozen
+# 4-vCPU boots on a 2-core machine).  check.py boots once more on it.
 EXIT_QEMU_CRASHED = 3
+RCU_STALL = re.compile(rb"rcu: INFO: rcu_\w+ (self-)?detected stalls?")
 
 
 def die(msg):
@@ -329,9 +334,14 @@ def boot(args):
     qemu_log = open(work / "qemu.log", "wb")
     qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log,
                             stderr=subprocess.STDOUT)
-    rc, shown, timed_out, init_at = None, 0, False, None
+    rc, shown, timed_out, init_at, stalled = None, 0, False, None, False
     while True:
         done = qemu.poll() is not None
+        if not done and console.exists() and RCU_STALL.search(console.read_bytes()):
+            stalled = True
+            qemu.kill()
+            qemu.wait()
+            break
         if results.exists():
             text = results.read_bytes().decode(errors="replace").replace("\r", "")
             complete = text[:text.rfind("\n") + 1]
@@ -359,6 +369,12 @@ def boot(args):
           f"scenario '{args.scenario}' done after {elapsed:.1f}s wall", file=sys.stderr)
     if args.verbose or rc is None or rc:
         print(f"vmhost: console log: {console}", file=sys.stderr)
+    if stalled:
+        print(f"vmhost: error: scenario '{args.scenario}' stopped: the guest kernel reports "
+              "an RCU stall (an emulated vCPU is not being run)", file=sys.stderr)
+        tail = console.read_bytes().decode(errors="replace").splitlines()[-8:]
+        print("vmhost: last console lines:\n  " + "\n  ".join(tail), file=sys.stderr)
+        return EXIT_QEMU_CRASHED
     if rc is None:
         crashed = not timed_out and qemu.returncode < 0
         why = (f"timed out after {timeout}s" if timed_out else
