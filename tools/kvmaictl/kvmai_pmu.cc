@@ -13,23 +13,69 @@ void print_u32(Printer& out, std::string_view key, std::optional<std::uint32_t> 
                     show);
 }
 
-// `with_owner`: the host's list says which VM has the unit; a VM's own
-// record need not (JSON has the key either way).
-void print_unit(Printer& out, const AttrSet& u, bool with_owner) {
+// A u64 as a JSON number, null when absent (JSON only; text prints such
+// values in hex).
+void print_u64_json(Printer& out, std::string_view key, std::optional<std::uint64_t> value) {
+  if (value) {
+    out.print_uint(key, *value, {}, Show::json_only);
+  } else {
+    out.print_opt_string(key, std::nullopt, {}, "", Show::json_only);
+  }
+}
+
+// One msr-range nest: always in JSON, a line of its own in text when
+// `verbose` ("msr 0xc0010231 count 1 read write mask 0x0000ffffffffffff").
+void print_msr_range(Printer& out, const AttrSet& r, bool verbose) {
+  const Show show = verbose ? Show::any : Show::json_only;
+  const auto base = r.u32(KVMAI_A_MSR_RANGE_BASE);
+  const bool read = r.has(KVMAI_A_MSR_RANGE_READ);
+  const bool write = r.has(KVMAI_A_MSR_RANGE_WRITE);
+  const auto mask = r.u64(KVMAI_A_MSR_RANGE_WRITE_MASK);
+  out.open_object();
+  print_u32(out, "base", base, {}, Show::json_only);
+  if (verbose) {
+    out.print_string("base", base ? to_hex(*base) : "?", {"\n        msr "}, Show::text_only);
+  }
+  print_u32(out, "count", r.u32(KVMAI_A_MSR_RANGE_COUNT), {" count "}, show);
+  out.print_bool("read", read, {}, Show::json_only);
+  out.print_bool("write", write, {}, Show::json_only);
+  print_u64_json(out, "write_mask", mask);
+  if (verbose) {
+    out.text(std::string(read ? " read" : "") + (write ? " write" : ""));
+    if (write || mask) {
+      out.text(" mask " + (mask ? to_hex(*mask, 16) : std::string("?")));
+    }
+  }
+  out.close_object();
+}
+
+// Units of the host's list say which VM has them and carry no MSR
+// ranges; a VM's own units need not name it (JSON has the key either way)
+// and list the MSRs its guest may access.
+enum class UnitsOf { host, vm };
+
+void print_unit(Printer& out, const AttrSet& u, UnitsOf of, bool verbose) {
   out.open_object();
   out.print_opt_string("name", u.str(KVMAI_A_UNIT_NAME), {"\n    unit "}, "?");
   print_u32(out, "type", u.u32(KVMAI_A_UNIT_TYPE), {" type "});
   print_u32(out, "msr_ranges", u.u32(KVMAI_A_UNIT_MSR_RANGES), {" msr-ranges "});
   print_u32(out, "host_events", u.u32(KVMAI_A_UNIT_HOST_EVENTS), {" host-events "});
   out.print_opt_string("vm", u.str(KVMAI_A_UNIT_VM), {" vm "}, "-",
-                       with_owner ? Show::any : Show::json_only);
+                       of == UnitsOf::host ? Show::any : Show::json_only);
+  if (of == UnitsOf::vm) {
+    out.open_array("msr");
+    for (const Attr* a : u.all(KVMAI_A_UNIT_MSR)) {
+      print_msr_range(out, AttrSet::parse(a->payload), verbose);
+    }
+    out.close_array();
+  }
   out.close_object();
 }
 
-void print_units(Printer& out, const AttrSet& set, std::uint16_t type, bool with_owner) {
+void print_units(Printer& out, const AttrSet& set, std::uint16_t type, UnitsOf of, bool verbose) {
   out.open_array("unit");
   for (const Attr* a : set.all(type)) {
-    print_unit(out, AttrSet::parse(a->payload), with_owner);
+    print_unit(out, AttrSet::parse(a->payload), of, verbose);
   }
   out.close_array();
 }
@@ -44,11 +90,7 @@ void print_conflict(Printer& out, const AttrSet& c) {
   print_u32(out, "cpu", c.u32(KVMAI_A_CONFLICT_CPU), {"\n    conflict cpu "});
   out.print_opt_string("pmu", c.str(KVMAI_A_CONFLICT_PMU), {" pmu "}, "?");
   // Hex in text, a number in JSON.
-  if (config) {
-    out.print_uint("config", *config, {}, Show::json_only);
-  } else {
-    out.print_opt_string("config", std::nullopt, {}, "", Show::json_only);
-  }
+  print_u64_json(out, "config", config);
   out.print_string("config", config ? to_hex(*config) : "?", {" config "}, Show::text_only);
   print_u32(out, "pid", pid, {}, Show::json_only);
   out.print_opt_string("comm", comm, {}, "", Show::json_only);
@@ -95,7 +137,7 @@ std::vector<std::string> unit_names(const AttrSet& pmu) {
 
 }  // namespace
 
-void print_pmu(Printer& out, const AttrSet& pmu, std::string_view key) {
+void print_pmu(Printer& out, const AttrSet& pmu, bool verbose, std::string_view key) {
   out.open_object(key);
   out.print_opt_string("vm", pmu.str(KVMAI_A_PMU_VM), {"vm "}, "?");
   out.print_bool("core", pmu.has(KVMAI_A_PMU_CORE), {" core "});
@@ -112,7 +154,7 @@ void print_pmu(Printer& out, const AttrSet& pmu, std::string_view key) {
   }
   out.print_json("package", packages);
   out.print_string("package", text.empty() ? "-" : text, {" packages "}, Show::text_only);
-  print_units(out, pmu, KVMAI_A_PMU_UNIT, false);
+  print_units(out, pmu, KVMAI_A_PMU_UNIT, UnitsOf::vm, verbose);
   out.close_object();
   out.newline();
 }
@@ -151,7 +193,7 @@ void print_pmu_host(Printer& out, const AttrSet& host, const MediatedPmu& kvm,
     print_conflict(out, AttrSet::parse(a->payload));
   }
   out.close_array();
-  print_units(out, host, KVMAI_A_PMU_HOST_UNIT, true);
+  print_units(out, host, KVMAI_A_PMU_HOST_UNIT, UnitsOf::host, false);
   out.close_object();
   out.newline();
 }

@@ -1,8 +1,9 @@
 // PMU ownership as the kvmai module reports it (the spec's pmu, unit,
-// pmu-host and conflict attribute sets), shared by the pmu and monitor
-// objects. JSON keys are the spec's attribute names with underscores; every
-// key is printed, null when the module left the attribute out, so the
-// schema does not depend on what a VM owns.
+// msr-range, pmu-host and conflict attribute sets), shared by the pmu and
+// monitor objects. JSON keys are the spec's attribute names with
+// underscores (a VM unit's "msr" array holds its msr nests, beside the
+// msr_ranges count); every key is printed, null when the module left the
+// attribute out, so the schema does not depend on what a VM owns.
 #pragma once
 
 #include <string_view>
@@ -14,9 +15,10 @@
 namespace kvmaictl {
 
 // One VM's record: a block of lines in text ("vm NAME core yes ..." and a
-// line per unit), an object under `key` in JSON (an array element when
-// `key` is empty).
-void print_pmu(Printer& out, const AttrSet& pmu, std::string_view key = {});
+// line per unit, with `verbose` each unit's MSR ranges below it), an
+// object under `key` in JSON (an array element when `key` is empty; the
+// MSR ranges always).
+void print_pmu(Printer& out, const AttrSet& pmu, bool verbose, std::string_view key = {});
 
 // The VM, what it owns and its CPUs on one line (text only).
 void print_pmu_summary(Printer& out, const AttrSet& pmu);

@@ -50,7 +50,7 @@ void print_event(Context& ctx, const GenlMessage& m, const Event& event) {
     }
     // The whole record in JSON, as `pmu show` prints it.
     if (out.json()) {
-      print_pmu(out, m.attrs, "pmu");
+      print_pmu(out, m.attrs, false, "pmu");
     }
   } else {
     if (m.cmd == KVMAI_CMD_GROUP_DELETE_NTF) {

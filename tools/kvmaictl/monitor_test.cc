@@ -108,6 +108,7 @@ TEST(Monitor, JsonNamesTheObject) {
   EXPECT_EQ(events[0]["event"], "change");
   EXPECT_EQ(events[0]["pmu"]["core"], true);
   EXPECT_EQ(events[0]["pmu"]["unit"][0]["name"], "uncore_imc_0");
+  EXPECT_EQ(events[0]["pmu"]["unit"][0]["msr"][1]["write_mask"], 0x0000ffffffffffffULL);
   EXPECT_FALSE(events[0].contains("group"));
   EXPECT_EQ(events[2]["event"], "release");
   EXPECT_EQ(events[2]["pmu"]["vm"], "vm1");

@@ -183,7 +183,7 @@ void print_records(Context& ctx, const std::vector<GenlMessage>& records, bool a
     if (after_host || &r != &records.front()) {
       ctx.out.newline();
     }
-    print_pmu(ctx.out, r.attrs);
+    print_pmu(ctx.out, r.attrs, ctx.opts.verbose);
   }
   ctx.out.close_array();
 }

@@ -111,6 +111,64 @@ TEST(Pmu, ShowJson) {
   ASSERT_EQ(j["vms"].size(), 2U);
   EXPECT_EQ(j["vms"][1]["package"], nlohmann::json::parse("[0, 1]"));
   EXPECT_EQ(j["vms"][0]["unit"][0]["name"], "uncore_imc_0");
+  // A VM's units list their MSRs whatever -v says; the host's have none.
+  EXPECT_EQ(j["vms"][0]["unit"][0]["msr"], nlohmann::json::parse(R"([
+    {"base": 3221291568, "count": 1, "read": false, "write": true, "write_mask": 280375470325759},
+    {"base": 3221291569, "count": 1, "read": true, "write": true, "write_mask": 281474976710655}])"));
+  EXPECT_EQ(j["vms"][1]["unit"][0]["msr"][1]["base"], 0xe08);
+  EXPECT_EQ(j["vms"][1]["unit"][0]["msr"][1]["count"], 4);
+  EXPECT_FALSE(j["host"]["unit"][0].contains("msr"));
+}
+
+// -v: each VM unit's MSR ranges, a line each under the unit; the host's
+// units have none to show.
+TEST(Pmu, ShowVerboseListsMsrRanges) {
+  auto log = std::make_shared<Log>();
+  const auto r = run_cli(cat({"-v", "pmu", "show"}, roots("pmu-server")), sample(log));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_TRUE(matches_golden("pmu.show.verbose.txt", r.out));
+  EXPECT_THAT(r.out, HasSubstr("\n    unit uncore_imc_1 type 15 msr-ranges 2 host-events 3 vm -\n"
+                               "\nvm vm1 "));
+  const auto vm = run_cli({"--verbose", "pmu", "show", "vm1"}, sample(log));
+  ASSERT_EQ(vm.rc, kExitOk) << vm.err;
+  EXPECT_EQ(vm.out,
+            "vm vm1 core yes cpus 0-31 shared no pid 4242 bind-socket no packages 0\n"
+            "    unit uncore_imc_0 type 14 msr-ranges 2 host-events 0\n"
+            "        msr 0xc0010230 count 1 write mask 0x0000ff00004fffff\n"
+            "        msr 0xc0010231 count 1 read write mask 0x0000ffffffffffff\n");
+  // -j prints the same with and without -v.
+  EXPECT_EQ(run_cli({"-j", "-v", "pmu", "show", "vm1"}, sample(log)).out,
+            run_cli({"-j", "pmu", "show", "vm1"}, sample(log)).out);
+}
+
+// What the module leaves out of a range shows as unknown, not as a guess.
+TEST(Pmu, ShowVerboseIncompleteMsrRanges) {
+  AttrSet read_only = testing::msr_range(0xc0010231, 1, true, std::nullopt);
+  AttrSet unmasked;
+  unmasked.put_u32(KVMAI_A_MSR_RANGE_BASE, 0x10).put_flag(KVMAI_A_MSR_RANGE_WRITE);
+  AttrSet revoked;  // its driver went away: no type, no host events
+  revoked.put_string(KVMAI_A_UNIT_NAME, "amd_l3")
+      .put_u32(KVMAI_A_UNIT_MSR_RANGES, 3)
+      .put_nested(KVMAI_A_UNIT_MSR, read_only)
+      .put_nested(KVMAI_A_UNIT_MSR, unmasked)
+      .put_nested(KVMAI_A_UNIT_MSR, AttrSet());
+  AttrSet record = testing::released_pmu("vm8");
+  record.put_nested(KVMAI_A_PMU_UNIT, revoked);
+  auto log = std::make_shared<Log>();
+  const auto r = run_cli({"-v", "pmu", "show", "vm8"}, with_pmus(log, AttrSet(), {record}));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out,
+            "vm vm8 core no cpus - shared no pid - bind-socket no packages -\n"
+            "    unit amd_l3 type - msr-ranges 3 host-events -\n"
+            "        msr 0xc0010231 count 1 read\n"
+            "        msr 0x10 count - write mask ?\n"
+            "        msr ? count -\n");
+  const auto j = nlohmann::json::parse(
+      run_cli({"-j", "pmu", "show", "vm8"}, with_pmus(log, AttrSet(), {record})).out);
+  EXPECT_EQ(j["vms"][0]["unit"][0]["msr"], nlohmann::json::parse(R"([
+    {"base": 3221291569, "count": 1, "read": true, "write": false, "write_mask": null},
+    {"base": 16, "count": null, "read": false, "write": true, "write_mask": null},
+    {"base": null, "count": null, "read": false, "write": false, "write_mask": null}])"));
 }
 
 // Every key is there whatever the module leaves out, so scripts need not
@@ -121,9 +179,13 @@ TEST(Pmu, JsonSchemaIsStable) {
   AttrSet bare_host;
   bare_host.put_nested(KVMAI_A_PMU_HOST_CONFLICT, bare_conflict)
       .put_nested(KVMAI_A_PMU_HOST_UNIT, AttrSet().put_string(KVMAI_A_UNIT_NAME, "amd_l3"));
+  AttrSet bare_vm = testing::released_pmu("vm8");
+  bare_vm.put_nested(
+      KVMAI_A_PMU_UNIT,
+      AttrSet().put_string(KVMAI_A_UNIT_NAME, "amd_l3").put_nested(KVMAI_A_UNIT_MSR, AttrSet()));
   auto log = std::make_shared<Log>();
   const auto r = run_cli(cat({"-j", "pmu", "show"}, roots("no-pmu")),
-                         with_pmus(log, bare_host, {testing::released_pmu("vm9")}));
+                         with_pmus(log, bare_host, {bare_vm, testing::released_pmu("vm9")}));
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json::parse(R"({
     "host": {"core_capable": false,
@@ -132,7 +194,13 @@ TEST(Pmu, JsonSchemaIsStable) {
              "conflict": [{"cpu": 5, "pmu": null, "config": null, "pid": null, "comm": null}],
              "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
                        "vm": null}]},
-    "vms": [{"vm": "vm9", "core": false, "cpus": null, "shared": false, "pid": null,
+    "vms": [{"vm": "vm8", "core": false, "cpus": null, "shared": false, "pid": null,
+             "bind_socket": false, "package": [],
+             "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
+                       "vm": null,
+                       "msr": [{"base": null, "count": null, "read": false, "write": false,
+                                 "write_mask": null}]}]},
+            {"vm": "vm9", "core": false, "cpus": null, "shared": false, "pid": null,
              "bind_socket": false, "package": [], "unit": []}]})"));
 }
 
@@ -261,6 +329,22 @@ TEST(Pmu, AssignSendsEverythingAndPrintsTheRecord) {
   EXPECT_EQ(AttrSet::parse(nest->payload).attrs().at(0).payload.back(), '\0');
   EXPECT_THAT(r.out, StartsWith("vm vm1 core yes cpus 0-31 "));
   EXPECT_EQ(log->receives, 0);
+}
+
+TEST(Pmu, AssignVerbosePrintsMsrRanges) {
+  auto log = std::make_shared<Log>();
+  const auto r = run_cli({"-v", "pmu", "assign", "vm2", "uncore_cha_0"},
+                         assigning(log, testing::sample_pmu_vm2()));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(r.out,
+            "vm vm2 core no cpus 16-47 shared yes pid 4300 bind-socket yes packages 0,1\n"
+            "    unit uncore_cha_0 type 12 msr-ranges 2 host-events 0\n"
+            "        msr 0xe01 count 4 write mask 0x0000ff00004fffff\n"
+            "        msr 0xe08 count 4 read write mask 0x0000ffffffffffff\n");
+  // Without -v the unit line alone.
+  const auto plain =
+      run_cli({"pmu", "assign", "vm2", "uncore_cha_0"}, assigning(log, testing::sample_pmu_vm2()));
+  EXPECT_THAT(plain.out, ::testing::EndsWith(" host-events 0\n"));
 }
 
 TEST(Pmu, AssignMinimalSendsOnlyWhatIsGiven) {

@@ -217,4 +217,40 @@ int kt_perf_try(const char *pmu, int cpu, bool exclude_guest);
 /* The CPUs of @cpu's package as a cpulist, and how many; -errno. */
 int kt_package_cpus(int cpu, char *list, size_t len);
 
+/* The test-only mock provider's L3 unit (kmod/mock): a control and counter. */
+#define KT_MOCK_L3 "mock_uncore_l3"
+#define KT_MOCK_L3_CTL0 0xc0010230
+#define KT_MOCK_L3_CTR0 0xc0010231
+
+/* A KVM guest accessing one MSR in a loop (lib/kvm_guest.c). */
+#ifndef KVM_CAP_X86_UNCORE_PASSTHROUGH
+#define KVM_CAP_X86_UNCORE_PASSTHROUGH 252	/* kvm-ai series */
+#endif
+
+struct kvm_run;
+
+struct kt_vm {
+	int kvm, fd, vcpu, stats;
+	struct kvm_run *run;
+	size_t run_size;
+	void *mem;
+	long exits_off;
+};
+
+struct kt_counts {
+	uint64_t exits;		/* VM exits between the two port writes */
+	unsigned int to_user;	/* of which MSR exits to userspace */
+	uint64_t ns;		/* wall time between them */
+};
+
+/* A VM with one vCPU and MSR exits to userspace for unknown MSRs. */
+int kt_vm_create(struct kt_vm *v);
+void kt_vm_destroy(struct kt_vm *v);
+/* Runs @loops reads (or writes of 0) of @msr once: 0 or -errno. */
+int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
+		  struct kt_counts *c);
+bool kt_kvm_has_cap(int cap);
+/* Runs this process (and so its vCPU) on the CPUs of cpulist @list only. */
+int kt_pin(const char *list);
+
 #endif /* KVMAI_TEST_H */

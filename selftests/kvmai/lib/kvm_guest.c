@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A one-vCPU real-mode KVM guest that accesses one MSR N times between two
+ * port writes, with the vCPU's exit count and the wall time taken at each
+ * port write: what the PMU exit test and benchmark measure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kvm.h>
+
+#include "kvmai_test.h"
+
+#define PORT_START 0x10
+#define PORT_END 0x11
+#define CODE_GPA 0x1000
+#define MEM_SIZE 0x10000
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Real mode: ecx = @msr, then @loops times rdmsr (or wrmsr of 0). */
+static size_t guest_code(uint8_t *p, uint32_t msr, uint16_t loops, bool write)
+{
+	uint8_t code[] = {
+		0x66, 0xb9, msr, msr >> 8, msr >> 16, msr >> 24,	/* mov ecx, msr */
+		0x66, 0x31, 0xc0,					/* xor eax, eax */
+		0x66, 0x31, 0xd2,					/* xor edx, edx */
+		0xbe, loops, loops >> 8,				/* mov si, loops */
+		0xe6, PORT_START,					/* out PORT_START, al */
+		0x0f, write ? 0x30 : 0x32,				/* rdmsr / wrmsr */
+		0x4e,							/* dec si */
+		0x75, 0xfb,						/* jnz back 5 */
+		0xe6, PORT_END,						/* out PORT_END, al */
+		0xf4,							/* hlt */
+	};
+
+	memcpy(p, code, sizeof(code));
+	return sizeof(code);
+}
+
+static long stat_offset(int stats, const char *name)
+{
+	struct kvm_stats_header h;
+	struct kvm_stats_desc *d;
+	size_t dsize;
+	long off = -1;
+	char *buf;
+	uint32_t i;
+
+	if (pread(stats, &h, sizeof(h), 0) != sizeof(h))
+		return -1;
+	dsize = sizeof(*d) + h.name_size;
+	buf = calloc(h.num_desc, dsize);
+	if (!buf)
+		return -1;
+	if (pread(stats, buf, h.num_desc * dsize, h.desc_offset) == (ssize_t)(h.num_desc * dsize)) {
+		for (i = 0; i < h.num_desc; i++) {
+			d = (struct kvm_stats_desc *)(buf + i * dsize);
+			if (!strcmp(d->name, name)) {
+				off = h.data_offset + d->offset;
+				break;
+			}
+		}
+	}
+	free(buf);
+	return off;
+}
+
+static uint64_t vcpu_exits(struct kt_vm *v)
+{
+	uint64_t val = 0;
+
+	if (pread(v->stats, &val, sizeof(val), v->exits_off) != sizeof(val))
+		return ~0ULL;
+	return val;
+}
+
+int kt_vm_create(struct kt_vm *v)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = 0, .guest_phys_addr = 0, .memory_size = MEM_SIZE,
+	};
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_X86_USER_SPACE_MSR,
+		.args = { KVM_MSR_EXIT_REASON_UNKNOWN },
+	};
+
+	memset(v, 0, sizeof(*v));
+	v->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (v->kvm < 0)
+		return -errno;
+	v->fd = ioctl(v->kvm, KVM_CREATE_VM, 0);
+	if (v->fd < 0)
+		return -errno;
+	v->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (v->mem == MAP_FAILED)
+		return -errno;
+	region.userspace_addr = (uintptr_t)v->mem;
+	if (ioctl(v->fd, KVM_SET_USER_MEMORY_REGION, &region) ||
+	    ioctl(v->fd, KVM_ENABLE_CAP, &cap))
+		return -errno;
+	v->vcpu = ioctl(v->fd, KVM_CREATE_VCPU, 0);
+	if (v->vcpu < 0)
+		return -errno;
+	v->run_size = ioctl(v->kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
+	v->run = mmap(NULL, v->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->vcpu, 0);
+	if (v->run == MAP_FAILED)
+		return -errno;
+	v->stats = ioctl(v->vcpu, KVM_GET_STATS_FD, NULL);
+	if (v->stats < 0)
+		return -errno;
+	v->exits_off = stat_offset(v->stats, "exits");
+	return v->exits_off < 0 ? -ENOENT : 0;
+}
+
+void kt_vm_destroy(struct kt_vm *v)
+{
+	if (v->run && v->run != MAP_FAILED)
+		munmap(v->run, v->run_size);
+	if (v->mem && v->mem != MAP_FAILED)
+		munmap(v->mem, MEM_SIZE);
+	if (v->stats > 0)
+		close(v->stats);
+	if (v->vcpu > 0)
+		close(v->vcpu);
+	if (v->fd > 0)
+		close(v->fd);
+	if (v->kvm > 0)
+		close(v->kvm);
+}
+
+int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
+		  struct kt_counts *c)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
+	uint64_t start = 0, t0 = 0;
+	bool counting = false;
+
+	guest_code((uint8_t *)v->mem + CODE_GPA, msr, loops, write);
+	if (ioctl(v->vcpu, KVM_GET_SREGS, &sregs))
+		return -errno;
+	sregs.cs.base = 0;
+	sregs.cs.selector = 0;
+	if (ioctl(v->vcpu, KVM_SET_SREGS, &sregs) || ioctl(v->vcpu, KVM_SET_REGS, &regs))
+		return -errno;
+	memset(c, 0, sizeof(*c));
+	for (;;) {
+		if (ioctl(v->vcpu, KVM_RUN, NULL))
+			return -errno;
+		switch (v->run->exit_reason) {
+		case KVM_EXIT_IO:
+			if (v->run->io.port == PORT_START) {
+				start = vcpu_exits(v);
+				t0 = now_ns();
+				counting = true;
+			} else if (v->run->io.port == PORT_END && counting) {
+				c->ns = now_ns() - t0;
+				/* Less the port write's own exit. */
+				c->exits = vcpu_exits(v) - start - 1;
+				counting = false;
+			}
+			break;
+		case KVM_EXIT_X86_RDMSR:
+			v->run->msr.data = 0;
+			v->run->msr.error = 0;
+			c->to_user++;
+			break;
+		case KVM_EXIT_X86_WRMSR:
+			v->run->msr.error = 0;
+			c->to_user++;
+			break;
+		case KVM_EXIT_HLT:
+			return 0;
+		default:
+			return -EPROTO;
+		}
+	}
+}
+
+bool kt_kvm_has_cap(int cap)
+{
+	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (kvm < 0)
+		return false;
+	ret = ioctl(kvm, KVM_CHECK_EXTENSION, cap);
+	close(kvm);
+	return ret > 0;
+}
+
+int kt_pin(const char *list)
+{
+	cpu_set_t set;
+	int a, b;
+	const char *p = list;
+
+	CPU_ZERO(&set);
+	while (*p) {
+		if (sscanf(p, "%d-%d", &a, &b) != 2) {
+			if (sscanf(p, "%d", &a) != 1)
+				return -EINVAL;
+			b = a;
+		}
+		for (; a <= b; a++)
+			CPU_SET(a, &set);
+		p += strcspn(p, ",");
+		if (*p)
+			p++;
+	}
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
