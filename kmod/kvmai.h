@@ -176,6 +176,9 @@ void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm);
 
 /* netlink.c */
 bool kvmai_missing(struct genl_info *info, int type, const char *what);
+struct sk_buff *kvmai_msg(size_t size, u32 portid, u32 seq, u8 cmd,
+			  int (*fill)(struct sk_buff *msg, void *obj), void *obj);
+void kvmai_multicast(struct sk_buff *msg);
 void kvmai_notify(struct kvmai_group *grp, u8 cmd);
 
 /* notify.c */

@@ -142,16 +142,20 @@ static int kvmai_fill_group(struct sk_buff *msg, struct kvmai_group *grp)
 	return 0;
 }
 
-static struct sk_buff *kvmai_group_msg(struct kvmai_group *grp, u32 portid, u32 seq,
-				       u8 cmd)
+/*
+ * One message of @cmd holding an object: groups and PMU records go out as
+ * replies and as monitor notifications alike.
+ */
+struct sk_buff *kvmai_msg(size_t size, u32 portid, u32 seq, u8 cmd,
+			  int (*fill)(struct sk_buff *msg, void *obj), void *obj)
 {
-	struct sk_buff *msg = genlmsg_new(KVMAI_GROUP_MSG_SIZE, GFP_KERNEL);
+	struct sk_buff *msg = genlmsg_new(size, GFP_KERNEL);
 	void *hdr;
 
 	if (!msg)
 		return NULL;
 	hdr = genlmsg_put(msg, portid, seq, &kvmai_nl_family, 0, cmd);
-	if (!hdr || kvmai_fill_group(msg, grp)) {
+	if (!hdr || fill(msg, obj)) {
 		nlmsg_free(msg);
 		return NULL;
 	}
@@ -159,21 +163,28 @@ static struct sk_buff *kvmai_group_msg(struct kvmai_group *grp, u32 portid, u32 
 	return msg;
 }
 
-void kvmai_notify(struct kvmai_group *grp, u8 cmd)
+/* Host-wide objects, host-wide changes: every namespace hears. */
+void kvmai_multicast(struct sk_buff *msg)
 {
-	struct sk_buff *msg;
-
-	lockdep_assert_held(&kvmai_lock);
-	/* Groups are host-wide, so are their changes: every namespace hears. */
-	msg = kvmai_group_msg(grp, 0, 0, cmd);
 	if (msg)
 		genlmsg_multicast_allns(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR);
 }
 
+static int kvmai_fill_group_obj(struct sk_buff *msg, void *grp)
+{
+	return kvmai_fill_group(msg, grp);
+}
+
+void kvmai_notify(struct kvmai_group *grp, u8 cmd)
+{
+	lockdep_assert_held(&kvmai_lock);
+	kvmai_multicast(kvmai_msg(KVMAI_GROUP_MSG_SIZE, 0, 0, cmd, kvmai_fill_group_obj, grp));
+}
+
 static int kvmai_reply_group(struct kvmai_group *grp, struct genl_info *info)
 {
-	struct sk_buff *msg = kvmai_group_msg(grp, info->snd_portid, info->snd_seq,
-					      info->genlhdr->cmd);
+	struct sk_buff *msg = kvmai_msg(KVMAI_GROUP_MSG_SIZE, info->snd_portid, info->snd_seq,
+					info->genlhdr->cmd, kvmai_fill_group_obj, grp);
 
 	return msg ? genlmsg_reply(msg, info) : -ENOMEM;
 }

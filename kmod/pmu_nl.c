@@ -107,36 +107,22 @@ static int kvmai_fill_pmu(struct sk_buff *msg, struct kvmai_pmu_vm *pvm)
 /* Room for 16 units with the ranges of the largest uncore boxes. */
 #define KVMAI_PMU_MSG_SIZE (64 * 1024)
 
-static struct sk_buff *kvmai_pmu_msg(struct kvmai_pmu_vm *pvm, u32 portid, u32 seq, u8 cmd)
+static int kvmai_fill_pmu_obj(struct sk_buff *msg, void *pvm)
 {
-	struct sk_buff *msg = genlmsg_new(KVMAI_PMU_MSG_SIZE, GFP_KERNEL);
-	void *hdr;
-
-	if (!msg)
-		return NULL;
-	hdr = genlmsg_put(msg, portid, seq, &kvmai_nl_family, 0, cmd);
-	if (!hdr || kvmai_fill_pmu(msg, pvm)) {
-		nlmsg_free(msg);
-		return NULL;
-	}
-	genlmsg_end(msg, hdr);
-	return msg;
+	return kvmai_fill_pmu(msg, pvm);
 }
 
 void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm)
 {
-	struct sk_buff *msg;
-
 	lockdep_assert_held(&kvmai_lock);
-	msg = kvmai_pmu_msg(pvm, 0, 0, KVMAI_CMD_PMU_CHANGE_NTF);
-	if (msg)
-		genlmsg_multicast_allns(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR);
+	kvmai_multicast(kvmai_msg(KVMAI_PMU_MSG_SIZE, 0, 0, KVMAI_CMD_PMU_CHANGE_NTF,
+				  kvmai_fill_pmu_obj, pvm));
 }
 
 static int kvmai_reply_pmu(struct kvmai_pmu_vm *pvm, struct genl_info *info)
 {
-	struct sk_buff *msg = kvmai_pmu_msg(pvm, info->snd_portid, info->snd_seq,
-					    info->genlhdr->cmd);
+	struct sk_buff *msg = kvmai_msg(KVMAI_PMU_MSG_SIZE, info->snd_portid, info->snd_seq,
+					info->genlhdr->cmd, kvmai_fill_pmu_obj, pvm);
 
 	return msg ? genlmsg_reply(msg, info) : -ENOMEM;
 }
