@@ -332,14 +332,14 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 	if (!new_vm && pvm->pid != old_pid)
 		put_pid(old_pid);
 
-	list_splice_tail(&added, &pvm->units);
-	if (fenced)
-		pvm->core = true;
-	list_for_each_entry(unit, &pvm->units, node)
+	list_for_each_entry(unit, &added, node)
 		pr_info("vm %s: owns uncore %s on CPUs %*pbl%s\n", pvm->vm, unit->name,
 			cpumask_pr_args(pvm->cpus), pvm->shared ? " (shared)" : "");
-	if (fenced)
+	list_splice_tail(&added, &pvm->units);
+	if (fenced) {
+		pvm->core = true;
 		pr_info("vm %s: owns the core PMU\n", pvm->vm);
+	}
 	kvmai_pmu_notify(pvm);
 	return pvm;
 
