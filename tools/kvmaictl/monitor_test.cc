@@ -54,15 +54,21 @@ TEST(Monitor, CountStops) {
   EXPECT_THAT(r.out, StartsWith("[group create] vm1-p2p "));
 }
 
-TEST(Monitor, JsonIsOneObjectPerLine) {
-  auto log = std::make_shared<Log>();
-  const auto r = run_cli({"-j", "monitor", "all", "--count", "3"}, life_of_a_group(log));
-  ASSERT_EQ(r.rc, kExitOk) << r.err;
-  std::istringstream lines(r.out);
+// -j monitor prints one JSON object per line.
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::istringstream lines(out);
   std::vector<nlohmann::json> events;
   for (std::string line; std::getline(lines, line);) {
     events.push_back(nlohmann::json::parse(line));
   }
+  return events;
+}
+
+TEST(Monitor, JsonIsOneObjectPerLine) {
+  auto log = std::make_shared<Log>();
+  const auto r = run_cli({"-j", "monitor", "all", "--count", "3"}, life_of_a_group(log));
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const auto events = json_lines(r.out);
   ASSERT_EQ(events.size(), 3U);
   EXPECT_EQ(events[0]["event"], "create");
   EXPECT_EQ(events[1]["event"], "change");
@@ -98,11 +104,7 @@ TEST(Monitor, JsonNamesTheObject) {
   auto log = std::make_shared<Log>();
   const auto r = run_cli({"-j", "monitor"}, pmu_changes(log));
   ASSERT_EQ(r.rc, kExitOk) << r.err;
-  std::istringstream lines(r.out);
-  std::vector<nlohmann::json> events;
-  for (std::string line; std::getline(lines, line);) {
-    events.push_back(nlohmann::json::parse(line));
-  }
+  const auto events = json_lines(r.out);
   ASSERT_EQ(events.size(), 3U);
   EXPECT_EQ(events[0]["object"], "pmu");
   EXPECT_EQ(events[0]["event"], "change");
