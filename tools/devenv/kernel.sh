@@ -56,7 +56,7 @@ ensure_repo() {
 	git -C "$repo" init -q -b base
 	# Debian's tarball ignores everything in .gitignore: force.
 	git -C "$repo" -c core.autocrlf=false add -A -f
-	GIT_AUTHOR_DATE=@0 GIT_COMMITTER_DATE=@0 \
+	GIT_AUTHOR_DATE="@0 +0000" GIT_COMMITTER_DATE="@0 +0000" \
 		git -C "$repo" -c user.name=kvmai -c user.email=kvmai@localhost \
 		commit -q -m "Linux $base_ver"
 	git -C "$repo" tag -f "v$base_ver" >/dev/null
