@@ -42,7 +42,7 @@ vm-payload: all
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench
 	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko $(wildcard kmod/compat/*.ko) $(BUILD)/vm-payload/
-	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/vm-payload/bin/
+	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
 	mkdir -p $(BUILD)/vm-payload/testdata
@@ -74,11 +74,14 @@ check-kernel: vm-payload-kernel
 demo: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo
 
-# The patched kernel's VM stage runs when that kernel is built (it is cached;
-# a cold build takes longer than CI allows), and is counted as skipped if not.
+# Every test, the patched kernel's included: it is built first when the
+# cache lacks it (about 5 minutes cold on 2 cores).  If it cannot be built,
+# the other stages still run and check.py counts the vm-kernel stage failed.
 check: vm-payload
-	@if [ -n "$$(tools/devenv/kernel.sh dir)" ]; then $(MAKE) --no-print-directory vm-payload-kernel; \
-	else rm -rf $(BUILD)/vm-payload-kernel; fi
+	@rm -rf $(BUILD)/vm-payload-kernel
+	@if [ -z "$$(tools/devenv/kernel.sh dir)" ]; then \
+		echo "check: building the patched test kernel first (cold: about 5 minutes)"; fi
+	-@$(MAKE) --no-print-directory kernel vm-payload-kernel
 	$(PYTHON) selftests/check.py --ksrc $(KSRC) $(if $(V),-v)
 
 # Figures, not tests: P2P enable/disable against a setpci loop, in the VM.

@@ -9,11 +9,18 @@ Stages (each timed):
   patches  the kernel series applies, is checkpatch --strict clean, and the
            objects it touches compile (one count per patch and per object)
   vm       the kselftests inside the emulated AI host (one count per case)
-  vm-kernel  the same on the patched 7.x kernel, if 'make kernel' built it
-           (otherwise one skip)
+  vm-kernel  the same on the patched 7.x kernel ('make check' builds it
+           first when it is not in the cache; a missing kernel is a failure)
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
+
+vm and vm-kernel run the same cases on two kernels.  A case that skips
+because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP KVM
+...": a feature of the series, or the fallback for kernels without it) is
+counted once, on the kernel where it passed, and listed; one that passed on
+neither kernel counts as skipped there.  Only cases that need hardware the
+emulated host lacks should remain skipped.
 """
 
 import argparse
@@ -32,15 +39,36 @@ class Tally:
     def __init__(self):
         self.passed, self.failed, self.skipped = 0, 0, 0
         self.failures = []
+        # Boots that had to be repeated (the emulator, not a test, failed):
+        # listed in the summary so that a flaky run is visible.
+        self.retries = []
+        # Kernel-feature skips held until every stage ran: case -> [stage],
+        # and the stage each case passed on.
+        self.kernel_skips = {}
+        self.passed_on = {}
 
     def add(self, stage, name, result, why=""):
         if result == "pass":
+            self.passed_on.setdefault(name, stage)
             self.passed += 1
         elif result == "skip":
             self.skipped += 1
         else:
             self.failed += 1
             self.failures.append(f"{stage}: {name}" + (f": {why}" if why else ""))
+
+    def settle_kernel_skips(self):
+        """Count the held kernel-feature skips: not at all where the case
+        passed on the other kernel, as skips where it passed nowhere."""
+        other = []
+        for name, stages in sorted(self.kernel_skips.items()):
+            if name in self.passed_on:
+                other.append(f"{name} (skipped on {', '.join(stages)}, "
+                             f"passed on {self.passed_on[name]})")
+            else:
+                self.skipped += len(stages)
+        self.kernel_skips = {}
+        return other
 
     def summary(self):
         return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
@@ -83,6 +111,8 @@ def stage_spec(tally, args):
 
 QEMU_CRASHED = 3    # vmhost.py's exit code when the emulator dies by a signal
 KTAP_RE = re.compile(r"^(not ok|ok) \d+ (\S+)(.*)$")
+# A skip for what the running kernel has or lacks, not for missing hardware.
+KERNEL_SKIP_RE = re.compile(r"# SKIP (kernel|KVM) ")
 
 
 def parse_selftests(tally, stage, text):
@@ -102,7 +132,9 @@ def parse_selftests(tally, stage, text):
         if m and current:
             verdict, case, rest = m.groups()
             name = f"{current}: {case}"
-            if "# SKIP" in rest:
+            if stage.startswith("vm") and KERNEL_SKIP_RE.search(rest):
+                tally.kernel_skips.setdefault(name, []).append(stage)
+            elif "# SKIP" in rest:
                 tally.add(stage, name, "skip")
             elif verdict == "ok" or "# XFAIL" in rest:
                 tally.add(stage, name, "pass")
@@ -158,8 +190,11 @@ def stage_vm_kernel(tally, args):
                           text=True).stdout.strip()
     payload = TOP / "build/vm-payload-kernel"
     if not kdir or not payload.exists():
-        tally.add("vm-kernel", "patched kernel", "skip")
-        print("check: vm-kernel: skipped: the patched kernel is not built ('make kernel')")
+        # 'make check' builds both before it runs this; without them the
+        # series went untested, which is a failure, not a skip.
+        tally.add("vm-kernel", "patched kernel", "fail",
+                  "not built: see the 'make kernel' output above" if not kdir else
+                  f"no kvmai.ko payload for it at {payload} (make vm-payload-kernel)")
         return
     stage_vm(tally, args, "vm-kernel", kdir, payload)
 
@@ -184,6 +219,11 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
         # second run's results count.
         if rc != QEMU_CRASHED or attempt == 2:
             break
+        # Keep the failed boot's console: the next boot starts a new one.
+        kept = TOP / "build" / stage / f"console.boot{attempt}.log"
+        (TOP / "build" / stage / "console.log").replace(kept)
+        tally.retries.append(f"{stage}: boot {attempt} ended by the emulator "
+                             f"(console: {kept}); booted once more")
         print(f"check: {stage}: QEMU crashed or its guest stalled (see above); "
               "booting once more", flush=True)
     seen = parse_selftests(tally, stage, "".join(out))
@@ -216,10 +256,17 @@ def main():
         print(f"check: {name} ...", flush=True)
         stages[name](tally, args)
         p, f, s = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
-        print(f"check: {name}: {p} passed, {f} failed, {s} skipped "
-              f"in {time.monotonic() - t0:.1f}s", flush=True)
+        held = sum(name in st for st in tally.kernel_skips.values())
+        print(f"check: {name}: {p} passed, {f} failed, {s} skipped"
+              + (f", {held} for the other kernel" if held else "")
+              + f" in {time.monotonic() - t0:.1f}s", flush=True)
+    for line in tally.settle_kernel_skips():
+        print(f"check: ran on one kernel only: {line}")
     for f in tally.failures:
         print(f"FAIL {f}")
+    for r in tally.retries:
+        print(f"RETRY {r}")
+    print(f"check: {len(tally.retries)} boot(s) repeated")
     print(f"check: all stages in {time.monotonic() - t_all:.1f}s")
     print(tally.summary())
     return 1 if tally.failed else 0
