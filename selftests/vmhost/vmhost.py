@@ -68,7 +68,7 @@ class Topology:
             if d.get("role") not in ("gpu", "nic", "other"):
                 die(f"{path}: device '{d['name']}': role must be gpu, nic or other")
 
-    def qemu_args(self):
+    def qemu_args(self, tcg_thread=None):
         """Machine, NUMA, IOMMU, switches and endpoints as QEMU arguments.
 
         Also returns the device map for the guest: one line per device,
@@ -80,7 +80,8 @@ class Topology:
         nodes = m["numa_nodes"]
         cpus = m["cpus"]
         mem = m["memory_mib"]
-        args = ["-machine", "q35,kernel-irqchip=split", "-accel", "tcg,thread=multi",
+        thread = tcg_thread or m.get("tcg_thread", "multi")
+        args = ["-machine", "q35,kernel-irqchip=split", "-accel", f"tcg,thread={thread}",
                 # One socket per NUMA node, as on a real multi-socket host (and
                 # so the kernel finds no cache shared across nodes).
                 "-cpu", "max", "-smp", f"{cpus},sockets={nodes},cores={cpus // nodes},threads=1",
@@ -300,7 +301,7 @@ def build_payload(payload_dir, devmap, out):
 def boot(args):
     topo = Topology(args.topology)
     kernel = Kernel(args.kernel_dir)
-    qargs, devmap = topo.qemu_args()
+    qargs, devmap = topo.qemu_args(args.tcg_thread)
 
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -404,6 +405,8 @@ def main():
                     help="script in scenarios/ the guest runs (kvmai.scenario=)")
     ap.add_argument("--append", help="extra kernel command line")
     ap.add_argument("--timeout", type=int, help="seconds (default: from the topology)")
+    ap.add_argument("--tcg-thread", choices=("single", "multi"),
+                    help="TCG threading (default: the topology's tcg_thread)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--print-qemu-args", action="store_true",
                     help="print the machine's QEMU arguments and the device map, then exit")
