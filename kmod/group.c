@@ -107,9 +107,16 @@ struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
 	strscpy(grp->vm, vm);
 	grp->mode = mode;
 	INIT_LIST_HEAD(&grp->members);
-	ret = xa_alloc(&kvmai_groups, &grp->id, grp, xa_limit_32b, GFP_KERNEL);
+	/* Ids 1..KVMAI_MAX_GROUPS: the xarray itself enforces the cap. */
+	ret = xa_alloc(&kvmai_groups, &grp->id, grp, XA_LIMIT(1, KVMAI_MAX_GROUPS), GFP_KERNEL);
 	if (ret) {
 		kfree(grp);
+		if (ret == -EBUSY) {
+			NL_SET_ERR_MSG_FMT(extack,
+					   "group %s: %d groups exist, the most there can be",
+					   name, KVMAI_MAX_GROUPS);
+			ret = -ENOSPC;
+		}
 		return ERR_PTR(ret);
 	}
 	return grp;

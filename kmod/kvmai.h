@@ -175,7 +175,10 @@ int kvmai_pmu_core_fill(struct sk_buff *msg);
 void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm);
 
 /* netlink.c */
+int kvmai_nl_register(void);
+void kvmai_nl_unregister(void);
 bool kvmai_missing(struct genl_info *info, int type, const char *what);
+bool kvmai_bad_name(struct genl_info *info, int type, const char *what);
 struct sk_buff *kvmai_msg(size_t size, u32 portid, u32 seq, u8 cmd,
 			  int (*fill)(struct sk_buff *msg, void *obj), void *obj);
 void kvmai_multicast(struct sk_buff *msg);
@@ -184,6 +187,13 @@ void kvmai_notify(struct kvmai_group *grp, u8 cmd);
 /* notify.c */
 int kvmai_notifiers_register(void);
 void kvmai_notifiers_unregister(void);
+
+/* test.c: fault injection, only in test builds (make KVMAI_TEST=y). */
+#ifdef KVMAI_TEST
+void kvmai_test_unload_delay(void);
+#else
+static inline void kvmai_test_unload_delay(void) { }
+#endif
 
 /* debugfs.c */
 void kvmai_debugfs_init(void);

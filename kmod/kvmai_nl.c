@@ -98,6 +98,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd		= KVMAI_CMD_GROUP_NEW,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_group_new_doit,
 		.policy		= kvmai_group_new_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_BIND_SOCKET,
@@ -105,6 +106,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd		= KVMAI_CMD_GROUP_DEL,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_group_del_doit,
 		.policy		= kvmai_group_del_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_NAME,
@@ -112,6 +114,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd		= KVMAI_CMD_GROUP_GET,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_group_get_doit,
 		.policy		= kvmai_group_get_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_NAME,
@@ -119,11 +122,13 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd	= KVMAI_CMD_GROUP_GET,
+		.start	= kvmai_nl_dump_start,
 		.dumpit	= kvmai_nl_group_get_dumpit,
 		.flags	= GENL_CMD_CAP_DUMP,
 	},
 	{
 		.cmd		= KVMAI_CMD_GROUP_SET,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_group_set_doit,
 		.policy		= kvmai_group_set_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_STATE,
@@ -131,6 +136,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd		= KVMAI_CMD_DEV_ADD,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_dev_add_doit,
 		.policy		= kvmai_dev_add_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
@@ -138,18 +144,21 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd		= KVMAI_CMD_DEV_DEL,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_dev_del_doit,
 		.policy		= kvmai_dev_del_nl_policy,
 		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
-		.cmd	= KVMAI_CMD_PMU_HOST_GET,
-		.doit	= kvmai_nl_pmu_host_get_doit,
-		.flags	= GENL_CMD_CAP_DO,
+		.cmd		= KVMAI_CMD_PMU_HOST_GET,
+		.pre_doit	= kvmai_nl_pre_doit,
+		.doit		= kvmai_nl_pmu_host_get_doit,
+		.flags		= GENL_CMD_CAP_DO,
 	},
 	{
 		.cmd		= KVMAI_CMD_PMU_GET,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_pmu_get_doit,
 		.policy		= kvmai_pmu_get_nl_policy,
 		.maxattr	= KVMAI_A_PMU_VM,
@@ -157,11 +166,13 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd	= KVMAI_CMD_PMU_GET,
+		.start	= kvmai_nl_dump_start,
 		.dumpit	= kvmai_nl_pmu_get_dumpit,
 		.flags	= GENL_CMD_CAP_DUMP,
 	},
 	{
 		.cmd		= KVMAI_CMD_PMU_ASSIGN,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_pmu_assign_doit,
 		.policy		= kvmai_pmu_assign_nl_policy,
 		.maxattr	= KVMAI_A_PMU_BIND_SOCKET,
@@ -169,6 +180,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 	},
 	{
 		.cmd		= KVMAI_CMD_PMU_RELEASE,
+		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_pmu_release_doit,
 		.policy		= kvmai_pmu_release_nl_policy,
 		.maxattr	= KVMAI_A_PMU_UNIT,

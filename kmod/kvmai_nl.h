@@ -16,6 +16,10 @@
 extern const struct nla_policy kvmai_msr_range_nl_policy[KVMAI_A_MSR_RANGE_PAD + 1];
 extern const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_MSR + 1];
 
+int kvmai_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+		      struct genl_info *info);
+int kvmai_nl_dump_start(struct netlink_callback *cb);
+
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info);
 int kvmai_nl_group_del_doit(struct sk_buff *skb, struct genl_info *info);

@@ -24,7 +24,7 @@ static int __init kvmai_init(void)
 		pr_err("cannot register notifiers: %d\n", ret);
 		return ret;
 	}
-	ret = genl_register_family(&kvmai_nl_family);
+	ret = kvmai_nl_register();
 	if (ret) {
 		pr_err("cannot register generic netlink family: %d\n", ret);
 		kvmai_notifiers_unregister();
@@ -37,12 +37,14 @@ static int __init kvmai_init(void)
 
 static void __exit kvmai_exit(void)
 {
+	/* First, so that no request can run during or after the teardown. */
+	kvmai_nl_unregister();
+	kvmai_test_unload_delay();
 	kvmai_debugfs_exit();
 	kvmai_notifiers_unregister();
-	/* Restores every port; monitors still hear about each group. */
+	/* Restores every port and releases every PMU resource. */
 	kvmai_groups_destroy();
 	kvmai_pmu_destroy();
-	genl_unregister_family(&kvmai_nl_family);
 }
 
 module_init(kvmai_init);

@@ -163,11 +163,25 @@ struct sk_buff *kvmai_msg(size_t size, u32 portid, u32 seq, u8 cmd,
 	return msg;
 }
 
-/* Host-wide objects, host-wide changes: every namespace hears. */
+/*
+ * Whether the family is registered.  Every notification is sent under
+ * kvmai_lock, and unload clears this under it before unregistering, so
+ * none goes out through a family that is gone (monitors see the family
+ * disappear instead).
+ */
+static bool kvmai_nl_registered;
+
+/* Notifications stay in the initial namespace, the only one served. */
 void kvmai_multicast(struct sk_buff *msg)
 {
-	if (msg)
-		genlmsg_multicast_allns(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR);
+	lockdep_assert_held(&kvmai_lock);
+	if (!msg)
+		return;
+	if (!kvmai_nl_registered) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_multicast(&kvmai_nl_family, msg, 0, KVMAI_NLGRP_MONITOR, GFP_KERNEL);
 }
 
 static int kvmai_fill_group_obj(struct sk_buff *msg, void *grp)
@@ -196,6 +210,33 @@ bool kvmai_missing(struct genl_info *info, int type, const char *what)
 		return false;
 	NL_SET_ERR_MSG_FMT(info->extack, "missing %s", what);
 	return true;
+}
+
+/*
+ * Group and VM names reach the kernel log, monitors and operators'
+ * terminals: printable ASCII without whitespace, and not empty (the policy
+ * bounds the length).  True, with extack naming @what, if the name of
+ * attribute @type is not such a name.
+ */
+bool kvmai_bad_name(struct genl_info *info, int type, const char *what)
+{
+	struct nlattr *attr = info->attrs[type];
+	const unsigned char *s = nla_data(attr);
+	const unsigned char *c;
+
+	if (!*s) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "%s is empty", what);
+		return true;
+	}
+	for (c = s; *c; c++) {
+		if (*c > ' ' && *c <= '~')
+			continue;
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
+					"%s: byte %#04x at offset %td is not printable ASCII (no spaces or control characters)",
+					what, *c, c - s);
+		return true;
+	}
+	return false;
 }
 
 /* The group named by the request, or an error with extack set. */
@@ -257,14 +298,11 @@ int kvmai_nl_group_new_doit(struct sk_buff *skb, struct genl_info *info)
 	const char *name;
 
 	if (kvmai_missing(info, KVMAI_A_GROUP_NAME, "group name") ||
-	    kvmai_missing(info, KVMAI_A_GROUP_VM, "VM identifier"))
+	    kvmai_missing(info, KVMAI_A_GROUP_VM, "VM identifier") ||
+	    kvmai_bad_name(info, KVMAI_A_GROUP_NAME, "group name") ||
+	    kvmai_bad_name(info, KVMAI_A_GROUP_VM, "vm"))
 		return -EINVAL;
 	name = nla_data(info->attrs[KVMAI_A_GROUP_NAME]);
-	if (!*name) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KVMAI_A_GROUP_NAME],
-				    "group name is empty");
-		return -EINVAL;
-	}
 	if (info->attrs[KVMAI_A_GROUP_MODE])
 		mode = nla_get_u32(info->attrs[KVMAI_A_GROUP_MODE]);
 
@@ -399,4 +437,68 @@ int kvmai_nl_dev_add_doit(struct sk_buff *skb, struct genl_info *info)
 int kvmai_nl_dev_del_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	return kvmai_nl_dev_op(info, kvmai_group_del_dev);
+}
+
+/*
+ * Relaxing ACS is a config-space write with host-wide effect, and replies
+ * carry BAR physical addresses, VMM pids and other tenants' names: every
+ * operation but status-get needs CAP_SYS_ADMIN in the initial user
+ * namespace, of the socket's opener and of the sender (netlink_capable()).
+ * CAP_NET_ADMIN, which containers are commonly given, is not enough.
+ */
+static int kvmai_nl_check_perm(struct sk_buff *skb, struct netlink_ext_ack *extack)
+{
+	if (netlink_capable(skb, CAP_SYS_ADMIN))
+		return 0;
+	NL_SET_ERR_MSG(extack, "kvmai needs CAP_SYS_ADMIN in the initial user namespace");
+	return -EPERM;
+}
+
+int kvmai_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+		      struct genl_info *info)
+{
+	return kvmai_nl_check_perm(skb, info->extack);
+}
+
+int kvmai_nl_dump_start(struct netlink_callback *cb)
+{
+	return kvmai_nl_check_perm(cb->skb, cb->extack);
+}
+
+/*
+ * The YNL generator (Linux 7.3) makes every family serve all network
+ * namespaces and writes multicast groups without flags.  kvmai serves the
+ * initial namespace only (other namespaces do not even see the family) and
+ * its monitor group, whose notifications name devices and tenants, needs
+ * CAP_SYS_ADMIN.  The generated family is __ro_after_init, so both can be
+ * set here, from module init, before it is registered.
+ */
+static const struct genl_multicast_group kvmai_mcgrps[] = {
+	[KVMAI_NLGRP_MONITOR] = { .name = "monitor", .flags = GENL_MCAST_CAP_SYS_ADMIN },
+};
+
+int kvmai_nl_register(void)
+{
+	int ret;
+
+	kvmai_nl_family.netnsok = false;
+	kvmai_nl_family.mcgrps = kvmai_mcgrps;
+	kvmai_nl_family.n_mcgrps = ARRAY_SIZE(kvmai_mcgrps);
+	ret = genl_register_family(&kvmai_nl_family);
+	if (ret)
+		return ret;
+	scoped_guard(mutex, &kvmai_lock)
+		kvmai_nl_registered = true;
+	return 0;
+}
+
+/*
+ * First step of unload: once genl_unregister_family() returns, no request
+ * is running (they hold genl's lock for reading) and none can start.
+ */
+void kvmai_nl_unregister(void)
+{
+	scoped_guard(mutex, &kvmai_lock)
+		kvmai_nl_registered = false;
+	genl_unregister_family(&kvmai_nl_family);
 }

@@ -28,6 +28,8 @@
 #include "kvmai.h"
 
 static LIST_HEAD(kvmai_pmu_vms);
+/* How many are on it; at most KVMAI_MAX_PMU_VMS. */
+static unsigned int kvmai_pmu_nr_vms;
 
 static void kvmai_pmu_revoke_work(struct work_struct *work);
 static DECLARE_WORK(kvmai_pmu_work, kvmai_pmu_revoke_work);
@@ -106,6 +108,7 @@ static void kvmai_pmu_vm_free(struct kvmai_pmu_vm *pvm)
 	if (pvm->core)
 		kvmai_pmu_core_unfence();
 	list_del(&pvm->node);
+	kvmai_pmu_nr_vms--;
 	put_pid(pvm->pid);
 	free_cpumask_var(pvm->cpus);
 	kfree(pvm);
@@ -193,6 +196,7 @@ static struct kvmai_pmu_vm *kvmai_pmu_vm_new(const struct kvmai_pmu_req *req)
 	pvm->owner_portid = req->owner_portid;
 	pvm->owner_net = req->owner_net;
 	list_add_tail(&pvm->node, &kvmai_pmu_vms);
+	kvmai_pmu_nr_vms++;
 	return pvm;
 }
 
@@ -299,6 +303,11 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 	if (req->core && pvm && pvm->core) {
 		NL_SET_ERR_MSG_FMT(extack, "vm %s already owns the core PMU", pvm->vm);
 		return ERR_PTR(-EEXIST);
+	}
+	if (!pvm && kvmai_pmu_nr_vms >= KVMAI_MAX_PMU_VMS) {
+		NL_SET_ERR_MSG_FMT(extack, "vm %s: %d VMs own PMU resources, the most there can be",
+				   req->vm, KVMAI_MAX_PMU_VMS);
+		return ERR_PTR(-ENOSPC);
 	}
 	if (req->core) {
 		ret = kvmai_pmu_core_fence(extack);

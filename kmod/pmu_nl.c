@@ -257,12 +257,9 @@ static int kvmai_pmu_req_parse(struct genl_info *info, struct kvmai_pmu_req *req
 
 	if (kvmai_missing(info, KVMAI_A_PMU_VM, "VM identifier"))
 		return -EINVAL;
-	req->vm = nla_data(info->attrs[KVMAI_A_PMU_VM]);
-	if (!*req->vm) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KVMAI_A_PMU_VM],
-				    "VM identifier is empty");
+	if (kvmai_bad_name(info, KVMAI_A_PMU_VM, "vm"))
 		return -EINVAL;
-	}
+	req->vm = nla_data(info->attrs[KVMAI_A_PMU_VM]);
 	req->core = nla_get_flag(info->attrs[KVMAI_A_PMU_CORE]);
 	req->shared = nla_get_flag(info->attrs[KVMAI_A_PMU_SHARED]);
 	ret = kvmai_pmu_units(info, req->units);

@@ -14,6 +14,8 @@
 #define KVMAI_NAME_LEN		32
 #define KVMAI_VM_LEN		64
 #define KVMAI_CPUS_LEN		256
+#define KVMAI_MAX_GROUPS	256
+#define KVMAI_MAX_PMU_VMS	256
 #define KVMAI_UNIT_LEN		64
 
 /**

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Who may reach kvmai, and with what.  Tenants and containers on the host
+ * are not trusted, even with CAP_NET_ADMIN: every operation but status-get
+ * needs CAP_SYS_ADMIN in the initial user namespace, other network
+ * namespaces do not see the family, the monitor group is for admins only,
+ * names are printable and bounded in number, and once module unload has
+ * started no request runs.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+
+#include <linux/kvmai.h>
+
+#include "kselftest_harness.h"
+#include "lib/kvmai_test.h"
+
+/*
+ * Become uid/gid 65534 holding only the capabilities in @caps (a mask of
+ * CAP_* bits), as a container given --cap-add does; first move to a new
+ * network namespace if @new_netns.  For good: call it in a child.
+ */
+static int drop_to(uint64_t caps, bool new_netns)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (new_netns && unshare(CLONE_NEWNET))
+		return -errno;
+	if (prctl(PR_SET_KEEPCAPS, 1) || setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return -errno;
+	data[0].effective = data[0].permitted = (uint32_t)caps;
+	data[1].effective = data[1].permitted = (uint32_t)(caps >> 32);
+	if (syscall(SYS_capset, &hdr, data))
+		return -errno;
+	return 0;
+}
+
+/* Runs @body in a child that dropped to @caps; returns its exit code. */
+static int as_child(uint64_t caps, bool new_netns, int (*body)(void *arg), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (drop_to(caps, new_netns))
+			_exit(100);
+		_exit(body(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return WEXITSTATUS(status);
+}
+
+#define NET_ADMIN (1ull << CAP_NET_ADMIN)
+
+FIXTURE(iso) {
+	struct nl_sock *sk;
+	int family;
+	char ext[256];
+};
+
+FIXTURE_SETUP(iso)
+{
+	ASSERT_EQ(0, kvmai_module_load());
+	self->sk = kvmai_genl_open(&self->family);
+	ASSERT_NE(NULL, self->sk);
+}
+
+FIXTURE_TEARDOWN(iso)
+{
+	if (self->sk)
+		kvmai_genl_close(self->sk);
+	/* Unloading deletes whatever a case left behind. */
+	kvmai_module_unload();
+}
+
+static int new_group(struct __test_metadata *_metadata, FIXTURE_DATA(iso) *self,
+		     const char *name, const char *vm)
+{
+	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .name = name, .vm = vm };
+
+	self->ext[0] = 0;
+	return kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
+			  sizeof(self->ext));
+}
+
+/* Every mutation a container could try; each must be refused. */
+static int try_mutations(void *arg)
+{
+	struct kt_req nw = { .cmd = KVMAI_CMD_GROUP_NEW, .name = "evil", .vm = "vm" };
+	struct kt_req set = { .cmd = KVMAI_CMD_GROUP_SET, .name = "victim",
+			      .state = KVMAI_STATE_ENABLED };
+	struct kt_req del = { .cmd = KVMAI_CMD_GROUP_DEL, .name = "victim" };
+	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "evil", .core = true };
+	struct nl_sock *sk;
+	int fam;
+
+	sk = kvmai_genl_open(&fam);
+	if (!sk)
+		return 1;
+	if (kt_request(sk, fam, &nw, NULL, 0, NULL, NULL, 0) != -EPERM)
+		return 2;
+	if (kt_request(sk, fam, &set, NULL, 0, NULL, NULL, 0) != -EPERM)
+		return 3;
+	if (kt_request(sk, fam, &del, NULL, 0, NULL, NULL, 0) != -EPERM)
+		return 4;
+	if (kt_pmu_request(sk, fam, &as, NULL, 0, NULL, NULL, 0) != -EPERM)
+		return 5;
+	return 0;
+}
+
+/* --cap-add NET_ADMIN in the host's network namespace is not enough. */
+TEST_F(iso, net_admin_cannot_mutate)
+{
+	struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .name = "victim" };
+	struct kt_req evil = { .cmd = KVMAI_CMD_GROUP_GET, .name = "evil" };
+	struct kt_group g;
+
+	ASSERT_EQ(0, new_group(_metadata, self, "victim", "vm1")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, as_child(NET_ADMIN, false, try_mutations, NULL))
+		TH_LOG("step that was not refused: see try_mutations()");
+	ASSERT_EQ(0, kt_request(self->sk, self->family, &get, &g, 1, NULL, NULL, 0));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, g.state);
+	EXPECT_EQ(-ENOENT, kt_request(self->sk, self->family, &evil, &g, 1, NULL, NULL, 0))
+		TH_LOG("group 'evil' was created by the container");
+}
+
+static int reach_family(void *arg)
+{
+	struct nl_sock *sk;
+	int fam;
+
+	sk = kvmai_genl_open(&fam);
+	if (!sk)
+		return fam == -ENOENT ? 0 : 1;
+	/* Visible: then it must at least refuse. */
+	return try_mutations(NULL) ? 2 : 3;
+}
+
+/* A container's own network namespace does not even see the family. */
+TEST_F(iso, other_netns_cannot_reach_the_family)
+{
+	EXPECT_EQ(0, as_child(NET_ADMIN, true, reach_family, NULL))
+		TH_LOG("1: lookup failed oddly, 2: visible and a mutation went through, "
+		       "3: visible (refused, but the family must not serve other namespaces)");
+}
+
+/* What a reader without CAP_SYS_ADMIN gets: status-get only. */
+static int try_reads(void *arg)
+{
+	struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .name = "victim" };
+	struct kt_req dump = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
+	struct kt_pmu_req pget = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
+	struct kvmai_status st;
+	struct kt_pmu_host h;
+	struct kt_group g[4];
+	struct nl_sock *sk;
+	int fam, n = 0, grp;
+
+	sk = kvmai_genl_open(&fam);
+	if (!sk)
+		return 1;
+	if (kvmai_status_get(sk, fam, &st))
+		return 2;
+	if (kt_request(sk, fam, &get, g, 1, NULL, NULL, 0) != -EPERM)
+		return 3;
+	if (kt_request(sk, fam, &dump, g, 4, &n, NULL, 0) != -EPERM || n)
+		return 4;
+	if (kt_pmu_request(sk, fam, &pget, NULL, 0, NULL, NULL, 0) != -EPERM)
+		return 5;
+	if (kt_pmu_host(sk, fam, &h, NULL, 0) != -EPERM)
+		return 6;
+	grp = genl_ctrl_resolve_grp(sk, KVMAI_FAMILY_NAME, "monitor");
+	if (grp < 0)
+		return 7;
+	if (!nl_socket_add_membership(sk, grp))
+		return 8;
+	return 0;
+}
+
+TEST_F(iso, unprivileged_reader_gets_status_only)
+{
+	ASSERT_EQ(0, new_group(_metadata, self, "victim", "tenant-a")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, as_child(0, false, try_reads, NULL))
+		TH_LOG("step that was not refused: see try_reads()");
+}
+
+TEST_F(iso, net_admin_reader_gets_status_only)
+{
+	ASSERT_EQ(0, new_group(_metadata, self, "victim", "tenant-a")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, as_child(NET_ADMIN, false, try_reads, NULL))
+		TH_LOG("step that was not refused: see try_reads()");
+}
+
+/* Names reach the kernel log and operators' screens: printable, no blanks. */
+TEST_F(iso, names_must_be_printable)
+{
+	static const char *const bad[] = { "a\nb", "a b", "tab\tx", "\x1b[2Jx", "del\x7f",
+					   "caf\xc3\xa9" };
+	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .core = true };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, new_group(_metadata, self, bad[i], "vm"))
+			TH_LOG("group name %zu accepted", i);
+		EXPECT_NE(NULL, strstr(self->ext, "group name")) TH_LOG("extack: %s", self->ext);
+		EXPECT_EQ(-EINVAL, new_group(_metadata, self, "ok", bad[i]))
+			TH_LOG("vm name %zu accepted", i);
+		EXPECT_NE(NULL, strstr(self->ext, "vm")) TH_LOG("extack: %s", self->ext);
+		as.vm = bad[i];
+		self->ext[0] = 0;
+		EXPECT_EQ(-EINVAL, kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL,
+						  self->ext, sizeof(self->ext)))
+			TH_LOG("pmu vm name %zu accepted", i);
+	}
+	EXPECT_EQ(0, new_group(_metadata, self, "g-1.a_b:c", "vm-1/x")) TH_LOG("%s", self->ext);
+}
+
+/* One admin cannot make the module hold without bound. */
+TEST_F(iso, group_count_is_capped)
+{
+	char name[32];
+	int i, ret = 0;
+
+	for (i = 0; i < KVMAI_MAX_GROUPS + 1; i++) {
+		snprintf(name, sizeof(name), "g%d", i);
+		ret = new_group(_metadata, self, name, "vm");
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(KVMAI_MAX_GROUPS, i);
+	EXPECT_EQ(-ENOSPC, ret);
+	EXPECT_NE(NULL, strstr(self->ext, "256")) TH_LOG("extack: %s", self->ext);
+	/* Deleting one makes room for one. */
+	{
+		struct kt_req del = { .cmd = KVMAI_CMD_GROUP_DEL, .name = "g7" };
+
+		ASSERT_EQ(0, kt_request(self->sk, self->family, &del, NULL, 0, NULL, NULL, 0));
+	}
+	EXPECT_EQ(0, new_group(_metadata, self, "again", "vm")) TH_LOG("%s", self->ext);
+}
+
+/* The same for PMU records: core ownership is not exclusive, so many VMs can. */
+TEST_F(iso, pmu_vm_count_is_capped)
+{
+	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .core = true };
+	struct kvmai_status st;
+	char vm[32];
+	int i, ret = 0;
+
+	ASSERT_EQ(0, kvmai_status_get(self->sk, self->family, &st));
+	if (!(st.features & KVMAI_FEATURE_CORE_FENCE))
+		SKIP(return, "kernel without the perf guest-owner interface");
+	if (kvmai_mock_load())
+		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
+	for (i = 0; i < KVMAI_MAX_PMU_VMS + 1; i++) {
+		snprintf(vm, sizeof(vm), "p%d", i);
+		as.vm = vm;
+		self->ext[0] = 0;
+		ret = kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL, self->ext,
+				     sizeof(self->ext));
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(KVMAI_MAX_PMU_VMS, i) TH_LOG("stopped with %d: %s", ret, self->ext);
+	EXPECT_EQ(-ENOSPC, ret);
+	EXPECT_NE(NULL, strstr(self->ext, "256")) TH_LOG("extack: %s", self->ext);
+	ASSERT_EQ(0, kvmai_module_unload());
+	kvmai_mock_unload();
+}
+
+#define UNLOAD_DELAY "/sys/module/kvmai/parameters/unload_delay_ms"
+
+/*
+ * A request sent while the module is being unloaded must not run: here a
+ * pmu-assign of the mock unit during a widened unload window.  Had it run
+ * after kvmai released everything, the reservation would outlive the module.
+ */
+TEST_F(iso, no_request_runs_once_unload_started)
+{
+	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "late",
+				 .units = { KT_MOCK_L3 }, .cpus = "0-3" };
+	int status, ret;
+	pid_t pid;
+	FILE *f;
+
+	if (kvmai_mock_load())
+		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
+	f = fopen(UNLOAD_DELAY, "w");
+	ASSERT_NE(NULL, f) TH_LOG("kvmai.ko not built with KVMAI_TEST=y");
+	fprintf(f, "3000\n");
+	fclose(f);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(kvmai_module_unload() ? 1 : 0);
+	usleep(1000 * 1000);
+	ret = kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL, self->ext,
+			     sizeof(self->ext));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_NE(0, ret) TH_LOG("pmu-assign ran during module unload");
+	/* Nothing of kvmai holds the unit: the host can count on it again. */
+	EXPECT_EQ(0, kt_perf_try(KT_MOCK_L3, 0, false));
+	kvmai_mock_unload();
+}
+
+TEST_HARNESS_MAIN
