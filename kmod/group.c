@@ -66,25 +66,19 @@ static struct kvmai_group *kvmai_group_of(struct pci_dev *pdev)
 }
 
 /*
- * vfio-pci or one of its variant drivers (mlx5_vfio_pci, nvgrace-gpu-vfio-pci,
- * ...), which all name themselves after it.
+ * vfio-pci and the upstream vfio-pci variant drivers, by exact name: a
+ * driver that merely ends in "vfio-pci" is not one of them.
  */
+static const char *const kvmai_vfio_drivers[] = {
+	"vfio-pci", "mlx5_vfio_pci", "nvgrace_gpu_vfio_pci", "hisi_acc_vfio_pci",
+	"virtio_vfio_pci", "pds_vfio_pci", "qat_vfio_pci", "xe_vfio_pci", "ism_vfio_pci",
+};
+
 static bool kvmai_bound_to_vfio(struct pci_dev *pdev)
 {
-	const char *drv = pdev->dev.driver ? pdev->dev.driver->name : NULL;
-	size_t len = drv ? strlen(drv) : 0;
-
-	return len >= 8 && (!strcmp(drv + len - 8, "vfio-pci") ||
-			    !strcmp(drv + len - 8, "vfio_pci"));
-}
-
-static bool kvmai_ats_enabled(struct pci_dev *pdev)
-{
-#ifdef CONFIG_PCI_ATS
-	return pdev->ats_enabled;
-#else
-	return false;
-#endif
+	/* Reads the driver pointer once, whatever binds or unbinds meanwhile. */
+	return match_string(kvmai_vfio_drivers, ARRAY_SIZE(kvmai_vfio_drivers),
+			    dev_driver_string(&pdev->dev)) >= 0;
 }
 
 struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
@@ -185,8 +179,20 @@ static int kvmai_group_plan(struct kvmai_group *grp, struct kvmai_topo *topo,
 				   port);
 		ret = -EOPNOTSUPP;
 		break;
+	case KVMAI_PLAN_TB:
+		NL_SET_ERR_MSG_FMT(extack,
+				   "port %s blocks translated requests (ACS translation blocking): translated mode impossible",
+				   port);
+		ret = -EOPNOTSUPP;
+		break;
 	case KVMAI_PLAN_FOREIGN:
-		NL_SET_ERR_MSG_FMT(extack, "direct mode: %s below %s is not a member",
+		NL_SET_ERR_MSG_FMT(extack, "%s mode: %s below %s is not a member",
+				   grp->mode == KVMAI_MODE_DIRECT ? "direct" : "translated",
+				   dev, port);
+		ret = -EPERM;
+		break;
+	case KVMAI_PLAN_NO_ATS:
+		NL_SET_ERR_MSG_FMT(extack, "translated mode: member %s below %s has no ATS enabled",
 				   dev, port);
 		ret = -EPERM;
 		break;
@@ -240,7 +246,7 @@ int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	}
 	if (!kvmai_bound_to_vfio(pdev)) {
 		NL_SET_ERR_MSG_FMT(extack, "%s is bound to %s, not to vfio-pci", pci_name(pdev),
-				   pdev->dev.driver ? pdev->dev.driver->name : "no driver");
+				   pdev->dev.driver ? dev_driver_string(&pdev->dev) : "no driver");
 		return -EINVAL;
 	}
 	other = kvmai_group_of(pdev);
@@ -425,9 +431,10 @@ void kvmai_groups_device_closed(struct pci_dev *pdev)
 }
 
 /*
- * A device appeared (hot-plug, rescan, new VFs): an enabled direct group
- * whose plan no longer holds, because a newcomer sits below a bridge where
- * its members' traffic turns around, must close again.
+ * A device appeared (hot-plug, rescan, new VFs): an enabled group whose plan
+ * no longer holds must close again: in direct mode a newcomer below a
+ * bridge where its members' traffic turns around, in translated mode one
+ * below a port with DT.
  */
 void kvmai_groups_device_added(struct pci_dev *pdev)
 {
@@ -443,7 +450,7 @@ void kvmai_groups_device_added(struct pci_dev *pdev)
 	xa_for_each(&kvmai_groups, id, grp) {
 		int ret;
 
-		if (!grp->enabled || grp->mode != KVMAI_MODE_DIRECT)
+		if (!grp->enabled)
 			continue;
 		ret = kvmai_group_plan(grp, &topo, plan, NULL);
 		if (!ret) {

@@ -4,8 +4,10 @@
  *
  * Locking: kvmai_lock (group.c) protects every group, member and port.
  * Lock order: device_lock (held by the driver core around the bus notifier)
- * -> kvmai_lock -> pci_bus_sem (topology walks).  Nothing under kvmai_lock
- * may take a device lock.
+ * -> kvmai_lock.  Nothing under kvmai_lock may take a device lock or a PCI
+ * topology lock (pci_bus_sem, pci_rescan_remove_lock): AER recovery takes
+ * pci_bus_sem and then device locks, so topology is read from the driver
+ * core's device list (topo.c).
  */
 #ifndef _KVMAI_H
 #define _KVMAI_H
@@ -24,6 +26,15 @@
 
 #define KVMAI_NAME "kvmai"
 #define KVMAI_PCI_NAME_LEN 16
+
+static inline bool kvmai_ats_enabled(struct pci_dev *pdev)
+{
+#ifdef CONFIG_PCI_ATS
+	return pdev->ats_enabled;
+#else
+	return false;
+#endif
+}
 
 /* Protects every group, member and port (group.c). */
 extern struct mutex kvmai_lock;

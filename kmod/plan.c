@@ -14,9 +14,15 @@
  * Who else can then be reached: a port whose redirect is cleared lets its
  * requests go by address to any peer port of L, not only to members.  So
  * direct mode requires every endpoint below L to be a member.  Translated
- * mode only lets ATS-translated requests through, which devices with ATS
- * may already send to any host address: it trusts them no more than
- * enabling ATS did.
+ * mode lets requests marked as translated (AT=10b) that enter a port with
+ * DT go straight to a peer.  A function whose device-TLB the IOMMU enabled
+ * may already send such requests to any host address, so DT trusts it no
+ * more than enabling ATS did; but any other function below that port
+ * (another tenant's, the host's, or a member whose ATS is off) could forge
+ * them and would get past the IOMMU that refuses its translated requests
+ * today.  So every endpoint below a port that gets DT must be a member with
+ * ATS enabled, and a port with ACS Translation Blocking on would block the
+ * very requests DT is for: translated mode refuses it.
  */
 #include "plan.h"
 
@@ -119,15 +125,21 @@ static void classify(const struct kvmai_node *nodes, int n, int a, int b,
 	}
 }
 
-/* Direct mode: every endpoint that @via routes between must be a member. */
-static int check_foreign(const struct kvmai_node *nodes, int n, int via,
-			 struct kvmai_plan *plan)
+/*
+ * Every endpoint below @port must be a member (direct mode: @port is the
+ * turning point), and with @need_ats have ATS enabled (translated mode:
+ * @port gets DT).
+ */
+static int check_below(const struct kvmai_node *nodes, int n, int port, bool need_ats,
+		       struct kvmai_plan *plan)
 {
 	for (int i = 0; i < n; i++) {
-		if (nodes[i].type != KVMAI_NODE_ENDPOINT || nodes[i].member)
+		if (nodes[i].type != KVMAI_NODE_ENDPOINT || !below(nodes, n, i, port))
 			continue;
-		if (below(nodes, n, i, via))
-			return fail(plan, KVMAI_PLAN_FOREIGN, via, i);
+		if (!nodes[i].member)
+			return fail(plan, KVMAI_PLAN_FOREIGN, port, i);
+		if (need_ats && !nodes[i].ats)
+			return fail(plan, KVMAI_PLAN_NO_ATS, port, i);
 	}
 	return 0;
 }
@@ -164,8 +176,14 @@ int kvmai_plan(const struct kvmai_node *nodes, int n, enum kvmai_mode mode,
 				if (mode == KVMAI_MODE_TRANSLATED &&
 				    !(nodes[port].acs_cap & PCI_ACS_DT))
 					return fail(plan, KVMAI_PLAN_NO_DT, port, -1);
+				if (mode == KVMAI_MODE_TRANSLATED &&
+				    (nodes[port].acs_ctl & PCI_ACS_TB))
+					return fail(plan, KVMAI_PLAN_TB, port, -1);
+				if (mode == KVMAI_MODE_TRANSLATED &&
+				    check_below(nodes, n, port, true, plan))
+					return -1;
 				if (mode == KVMAI_MODE_DIRECT &&
-				    check_foreign(nodes, n, pair->via, plan))
+				    check_below(nodes, n, pair->via, false, plan))
 					return -1;
 				if (!add_port(nodes, plan, port, mode))
 					return fail(plan, KVMAI_PLAN_TOO_BIG, port, -1);

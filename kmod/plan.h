@@ -44,6 +44,7 @@ struct kvmai_node {
 	int parent;
 	u8 type;
 	bool member;
+	bool ats;	/* an endpoint whose ATS is enabled */
 	bool has_acs;
 	u16 acs_cap;
 	u16 acs_ctl;
@@ -58,7 +59,9 @@ enum kvmai_plan_err {
 	KVMAI_PLAN_OK,
 	KVMAI_PLAN_TOO_BIG,		/* more ports or pairs than a plan holds */
 	KVMAI_PLAN_NO_DT,		/* @port lacks ACS direct translated P2P */
-	KVMAI_PLAN_FOREIGN,		/* @dev below @port (the turning point) no member */
+	KVMAI_PLAN_FOREIGN,		/* @dev below @port is no member */
+	KVMAI_PLAN_NO_ATS,		/* member @dev below DT port @port lacks ATS */
+	KVMAI_PLAN_TB,			/* @port blocks translated requests (ACS TB) */
 };
 
 struct kvmai_plan_port {
@@ -86,9 +89,10 @@ struct kvmai_plan {
 u16 kvmai_plan_acs_want(u16 saved, enum kvmai_mode mode);
 
 /*
- * Plan @mode for the members of @nodes (those with .member set).  For
- * direct mode @nodes must hold every function below the bridges where
- * members' traffic turns around, since each must be a member.
+ * Plan @mode for the members of @nodes (those with .member set).  @nodes
+ * must hold every function below the bridges where members' traffic turns
+ * around: in direct mode each must be a member, in translated mode each
+ * below a port that gets DT must be a member with ATS enabled.
  * Returns 0, or -1 with @plan->err set.
  */
 int kvmai_plan(const struct kvmai_node *nodes, int n, enum kvmai_mode mode,

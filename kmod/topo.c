@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kvmai - the live PCI topology around a group, as input for the planner:
- * every function below each host bridge that holds a member, so that
- * direct mode can see every endpoint below the ports it would open.
+ * every function below each host bridge that holds a member, so that the
+ * planner sees every endpoint below the ports it would open.
+ *
+ * "Below" follows bus numbers, not the bridges' device lists: SR-IOV VFs
+ * beyond the PF's bus sit on a virtual bus that no bridge leads to and
+ * that pci_walk_bus() never visits, but whose number lies in the range of
+ * the port above the PF.  So every PCI device is looked at (the driver
+ * core's device list, without pci_bus_sem: no PCI topology lock is taken
+ * under kvmai_lock, see the lock order in kvmai.h), and its parent is the
+ * bridge of the nearest bus above it that has one.
  */
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -43,36 +51,58 @@ static int kvmai_topo_root_index(const struct kvmai_topo *topo, struct pci_bus *
 	return -1;
 }
 
-struct kvmai_walk {
-	struct kvmai_topo *topo;
-	struct kvmai_group *grp;
-	int root;
-};
-
-static int kvmai_topo_add(struct pci_dev *pdev, void *data)
+static struct pci_bus *kvmai_root_bus(struct pci_bus *bus)
 {
-	struct kvmai_walk *walk = data;
-	struct kvmai_topo *topo = walk->topo;
-	struct kvmai_node *node;
-	struct kvmai_port *port;
+	while (!pci_is_root_bus(bus))
+		bus = bus->parent;
+	return bus;
+}
 
-	if (topo->n == KVMAI_TOPO_MAX)
-		return -E2BIG;
-	node = &topo->nodes[topo->n];
-	node->type = kvmai_node_type(pdev);
-	node->parent = pci_is_root_bus(pdev->bus) ? walk->root :
-		       kvmai_topo_index(topo, pdev->bus->self);
-	node->member = !!kvmai_group_member(walk->grp, pdev);
-	node->has_acs = pdev->acs_cap && node->type != KVMAI_NODE_ENDPOINT;
-	if (node->has_acs) {
+/* The bridge whose bus range holds @bus, NULL for a root bus. */
+static struct pci_dev *kvmai_bus_bridge(struct pci_bus *bus)
+{
+	while (!bus->self && !pci_is_root_bus(bus))
+		bus = bus->parent;
+	return bus->self;
+}
+
+/* Every function below host bridge @root (node @hb), parents first. */
+static int kvmai_topo_add_root(struct kvmai_topo *topo, struct kvmai_group *grp, int hb)
+{
+	struct pci_bus *root = topo->buses[hb];
+	struct pci_dev *pdev = NULL, *bridge;
+	int first = topo->n, i;
+
+	for_each_pci_dev(pdev) {
+		if (kvmai_root_bus(pdev->bus) != root)
+			continue;
+		if (topo->n == KVMAI_TOPO_MAX) {
+			pci_dev_put(pdev);
+			return -E2BIG;
+		}
+		topo->pdevs[topo->n] = pci_dev_get(pdev);
+		topo->buses[topo->n] = pdev->bus;
+		topo->n++;
+	}
+	/* Parents by lookup once all are in: hot-added bridges come late. */
+	for (i = first; i < topo->n; i++) {
+		struct kvmai_node *node = &topo->nodes[i];
+		struct kvmai_port *port;
+
+		pdev = topo->pdevs[i];
+		bridge = kvmai_bus_bridge(pdev->bus);
+		node->parent = bridge ? kvmai_topo_index(topo, bridge) : hb;
+		node->type = kvmai_node_type(pdev);
+		node->member = !!kvmai_group_member(grp, pdev);
+		node->ats = kvmai_ats_enabled(pdev);
+		node->has_acs = pdev->acs_cap && node->type != KVMAI_NODE_ENDPOINT;
+		if (!node->has_acs)
+			continue;
 		pci_read_config_word(pdev, pdev->acs_cap + PCI_ACS_CAP, &node->acs_cap);
 		/* Plan from what the port had before kvmai, if kvmai changed it. */
 		port = kvmai_port_find(pdev);
 		node->acs_ctl = port ? port->saved : kvmai_port_read(pdev);
 	}
-	topo->pdevs[topo->n] = pci_dev_get(pdev);
-	topo->buses[topo->n] = pdev->bus;
-	topo->n++;
 	return 0;
 }
 
@@ -92,11 +122,8 @@ int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo)
 	}
 
 	list_for_each_entry(m, &grp->members, node) {
-		struct pci_bus *root = m->pdev->bus;
-		struct kvmai_walk walk = { .topo = topo, .grp = grp };
+		struct pci_bus *root = kvmai_root_bus(m->pdev->bus);
 
-		while (!pci_is_root_bus(root))
-			root = root->parent;
 		if (kvmai_topo_root_index(topo, root) >= 0)
 			continue;
 		if (topo->n == KVMAI_TOPO_MAX) {
@@ -107,12 +134,9 @@ int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo)
 		topo->nodes[topo->n] = (struct kvmai_node){ .parent = -1,
 							    .type = KVMAI_NODE_HOST_BRIDGE };
 		topo->buses[topo->n] = root;
-		walk.root = topo->n++;
-		pci_walk_bus(root, kvmai_topo_add, &walk);
-		if (topo->n == KVMAI_TOPO_MAX) {
-			ret = -E2BIG;
+		ret = kvmai_topo_add_root(topo, grp, topo->n++);
+		if (ret)
 			break;
-		}
 	}
 	if (ret)
 		kvmai_topo_free(topo);

@@ -55,11 +55,13 @@ static int add_switch(struct topo *t, int parent, int ports, bool acs, int *dsp)
 	return usp;
 }
 
+/* An endpoint with ATS enabled, as GPUs and RDMA NICs have it under an IOMMU. */
 static int ep(struct topo *t, int parent, bool member)
 {
 	int i = add(t, parent, KVMAI_NODE_ENDPOINT, false);
 
 	t->nodes[i].member = member;
+	t->nodes[i].ats = true;
 	return i;
 }
 
@@ -123,19 +125,67 @@ TEST_F(hgx, same_switch_programs_its_two_downstream_ports)
 	EXPECT_EQ(KVMAI_PATH_TYPE_SWITCH, t->plan.pairs[0].type);
 }
 
+/*
+ * DT on a level-1 port lets every function below it send translated
+ * requests to the other side: with the other endpoints of that subtree
+ * outside the VM, translated mode must refuse, naming the first of them.
+ */
+TEST_F(hgx, translated_refused_for_foreign_endpoint_below_dt_port)
+{
+	struct topo *t = &self->t;
+
+	t->nodes[self->gpu0].member = t->nodes[self->gpu2].member = true;
+	ASSERT_EQ(-1, kvmai_plan(t->nodes, t->n, KVMAI_MODE_TRANSLATED, &t->plan));
+	EXPECT_EQ(KVMAI_PLAN_FOREIGN, t->plan.err);
+	EXPECT_EQ(self->l1[0], t->plan.err_port);
+	EXPECT_EQ(self->nic0, t->plan.err_dev);
+}
+
 TEST_F(hgx, across_level2_switches_programs_level1_ports_only)
 {
 	struct topo *t = &self->t;
 	u16 want;
 
+	/* The whole HGX board in the VM: every endpoint below is a member. */
 	t->nodes[self->gpu0].member = t->nodes[self->gpu2].member = true;
+	t->nodes[self->nic0].member = t->nodes[self->gpu1].member = true;
+	t->nodes[self->nvme].member = t->nodes[self->nic1].member = true;
 	ASSERT_EQ(0, kvmai_plan(t->nodes, t->n, KVMAI_MODE_TRANSLATED, &t->plan));
-	EXPECT_EQ(2, t->plan.nports);
 	EXPECT_TRUE(planned(t, self->l1[0], &want));
 	EXPECT_TRUE(planned(t, self->l1[1], &want));
-	/* Below the turning point ACS does not decide routing: untouched. */
-	EXPECT_FALSE(planned(t, self->l2a[0], &want));
-	EXPECT_FALSE(planned(t, self->l2b[0], &want));
+	/* Only the children of turning points: never the root port above. */
+	EXPECT_FALSE(planned(t, self->rp, &want));
+}
+
+/*
+ * A member whose ATS is off below a DT port could forge translated
+ * requests that the IOMMU refuses today: refused, naming it.
+ */
+TEST_F(hgx, translated_refused_for_member_without_ats)
+{
+	struct topo *t = &self->t;
+
+	t->nodes[self->gpu0].member = t->nodes[self->nic0].member = true;
+	t->nodes[self->nic0].ats = false;
+	ASSERT_EQ(-1, kvmai_plan(t->nodes, t->n, KVMAI_MODE_TRANSLATED, &t->plan));
+	EXPECT_EQ(KVMAI_PLAN_NO_ATS, t->plan.err);
+	EXPECT_EQ(self->nic0, t->plan.err_dev);
+	EXPECT_EQ(self->l2a[1], t->plan.err_port);
+	/* Direct mode does not depend on ATS (it needs the whole switch). */
+	t->nodes[self->gpu1].member = t->nodes[self->nvme].member = true;
+	EXPECT_EQ(0, kvmai_plan(t->nodes, t->n, KVMAI_MODE_DIRECT, &t->plan));
+}
+
+/* Translation Blocking on a port stops what DT would let through. */
+TEST_F(hgx, translated_refused_on_port_with_translation_blocking)
+{
+	struct topo *t = &self->t;
+
+	t->nodes[self->gpu0].member = t->nodes[self->nic0].member = true;
+	t->nodes[self->l2a[1]].acs_ctl |= PCI_ACS_TB;
+	ASSERT_EQ(-1, kvmai_plan(t->nodes, t->n, KVMAI_MODE_TRANSLATED, &t->plan));
+	EXPECT_EQ(KVMAI_PLAN_TB, t->plan.err);
+	EXPECT_EQ(self->l2a[1], t->plan.err_port);
 }
 
 TEST_F(hgx, direct_refused_for_foreign_endpoint_below_turning_point)
