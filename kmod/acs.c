@@ -5,6 +5,10 @@
  *
  * A port is shared by reference count when several enabled groups need the
  * same control word on it; the saved word goes back when the last one goes.
+ * A restore that fails (the write is refused, a reset is under way) is never
+ * given up: the port stays on the list, marked restore_pending, blocks any
+ * new plan through it, and a work item retries every 200 ms until the saved
+ * word is back (or the port itself is removed).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -15,6 +19,13 @@
 #include "kvmai.h"
 
 static LIST_HEAD(kvmai_ports);
+/* Ports on the list whose restore is pending; under kvmai_lock. */
+static unsigned int kvmai_ports_pending;
+
+#define KVMAI_RESTORE_RETRY_MS 200
+
+static void kvmai_port_retry(struct work_struct *work);
+static DECLARE_DELAYED_WORK(kvmai_port_work, kvmai_port_retry);
 
 u16 kvmai_port_read(struct pci_dev *pdev)
 {
@@ -33,23 +44,21 @@ u16 kvmai_port_read(struct pci_dev *pdev)
 static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
 {
 	u16 mask = KVMAI_ACS_REDIR | PCI_ACS_DT;
-	int ret, tries = 0;
 
-	if (val == port->saved)
+	if (val == port->saved) {
+		if (kvmai_test_fail_restore())
+			return -EIO;
 		mask = 0;
-	mask &= port->cap;
-	/* Restoring must not fail: wait out a reset (a few seconds at most). */
-	while ((ret = pci_acs_override(port->pdev, mask, val)) == -EBUSY &&
-	       !mask && ++tries < 100)
-		msleep(50);
-	if (ret)
-		pci_warn(port->pdev, "kvmai: ACS override for group %s failed: %d\n", group, ret);
-	return ret;
+	}
+	return pci_acs_override(port->pdev, mask & port->cap, val);
 }
 #else
 static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
 {
 	u16 old = kvmai_port_read(port->pdev);
+
+	if (val == port->saved && kvmai_test_fail_restore())
+		return -EIO;
 
 	pci_write_config_word(port->pdev, port->acs_pos + PCI_ACS_CTRL, val);
 	pci_info(port->pdev, "kvmai: ACS control %#06x -> %#06x (group %s)\n",
@@ -73,6 +82,12 @@ int kvmai_port_check(struct pci_dev *pdev, u16 want, struct netlink_ext_ack *ext
 {
 	struct kvmai_port *port = kvmai_port_find(pdev);
 
+	if (port && port->restore_pending) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "port %s: restore of its ACS control %#06x is pending, try again",
+				   pci_name(pdev), port->saved);
+		return -EBUSY;
+	}
 	if (port && port->target != want) {
 		NL_SET_ERR_MSG_FMT(extack, "port %s holds ACS %#06x for another group, not %#06x",
 				   pci_name(pdev), port->target, want);
@@ -108,6 +123,8 @@ struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *gr
 	port->users = 1;
 	if (want != port->saved) {
 		ret = kvmai_port_write(port, want, group);
+		if (ret)
+			pci_warn(pdev, "kvmai: ACS change for group %s failed: %d\n", group, ret);
 		if (ret) {
 			NL_SET_ERR_MSG_FMT(extack, "port %s: ACS change refused (%d)%s",
 					   pci_name(pdev), ret,
@@ -119,6 +136,52 @@ struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *gr
 	}
 	list_add_tail(&port->node, &kvmai_ports);
 	return port;
+}
+
+static void kvmai_port_free(struct kvmai_port *port)
+{
+	if (port->restore_pending)
+		kvmai_ports_pending--;
+	list_del(&port->node);
+	pci_dev_put(port->pdev);
+	kfree(port);
+}
+
+/* Put the saved word back: true if done, else the port is left pending. */
+static bool kvmai_port_restore(struct kvmai_port *port, const char *group)
+{
+	int ret;
+
+#ifndef KVMAI_HAVE_ACS_OVERRIDE
+	/* Without an override to drop, a word already back needs no write. */
+	if (kvmai_port_read(port->pdev) == port->saved)
+		return true;
+#endif
+	ret = kvmai_port_write(port, port->saved, group);
+	if (!ret)
+		return true;
+	if (!port->restore_pending) {
+		port->restore_pending = true;
+		kvmai_ports_pending++;
+		pci_warn(port->pdev,
+			 "kvmai: cannot restore ACS control %#06x (group %s): %d, retrying every %d ms\n",
+			 port->saved, group, ret, KVMAI_RESTORE_RETRY_MS);
+	}
+	schedule_delayed_work(&kvmai_port_work, msecs_to_jiffies(KVMAI_RESTORE_RETRY_MS));
+	return false;
+}
+
+static void kvmai_port_retry(struct work_struct *work)
+{
+	struct kvmai_port *port, *tmp;
+
+	guard(mutex)(&kvmai_lock);
+	list_for_each_entry_safe(port, tmp, &kvmai_ports, node) {
+		if (!port->restore_pending || !kvmai_port_restore(port, "(retry)"))
+			continue;
+		pci_info(port->pdev, "kvmai: ACS control restored to %#06x\n", port->saved);
+		kvmai_port_free(port);
+	}
 }
 
 void kvmai_port_put(struct kvmai_port *port, const char *group)
@@ -134,14 +197,50 @@ void kvmai_port_put(struct kvmai_port *port, const char *group)
 		pci_warn(port->pdev,
 			 "kvmai: ACS control changed behind kvmai (%#06x, expected %#06x)\n",
 			 cur, port->target);
-#ifdef KVMAI_HAVE_ACS_OVERRIDE
-	/* The override must go even if the word already looks restored. */
-	kvmai_port_write(port, port->saved, group);
-#else
-	if (cur != port->saved)
-		kvmai_port_write(port, port->saved, group);
-#endif
-	list_del(&port->node);
-	pci_dev_put(port->pdev);
-	kfree(port);
+	if (kvmai_port_restore(port, group))
+		kvmai_port_free(port);
+}
+
+unsigned int kvmai_ports_restore_pending(void)
+{
+	lockdep_assert_held(&kvmai_lock);
+	return kvmai_ports_pending;
+}
+
+/* A port that is going away needs no restore any more. */
+void kvmai_ports_device_removed(struct pci_dev *pdev)
+{
+	struct kvmai_port *port;
+
+	lockdep_assert_held(&kvmai_lock);
+	port = kvmai_port_find(pdev);
+	if (port && port->restore_pending) {
+		pci_info(pdev, "kvmai: removed before its ACS control was restored\n");
+		kvmai_port_free(port);
+	}
+}
+
+/*
+ * Module unload, after every group let go: the retries cannot outlive the
+ * module, so keep trying here for a while, then say what is left.
+ */
+void kvmai_ports_destroy(void)
+{
+	struct kvmai_port *port, *tmp;
+	int tries;
+
+	cancel_delayed_work_sync(&kvmai_port_work);
+	guard(mutex)(&kvmai_lock);
+	for (tries = 0; kvmai_ports_pending && tries < 50; tries++) {
+		list_for_each_entry_safe(port, tmp, &kvmai_ports, node)
+			if (kvmai_port_write(port, port->saved, "(unload)") == 0)
+				kvmai_port_free(port);
+		if (kvmai_ports_pending)
+			msleep(KVMAI_RESTORE_RETRY_MS);
+	}
+	list_for_each_entry_safe(port, tmp, &kvmai_ports, node) {
+		pci_err(port->pdev, "kvmai: unloading with ACS control %#06x, could not restore %#06x\n",
+			kvmai_port_read(port->pdev), port->saved);
+		kvmai_port_free(port);
+	}
 }

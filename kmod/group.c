@@ -472,6 +472,7 @@ void kvmai_groups_device_removed(struct pci_dev *pdev)
 	unsigned long id;
 
 	guard(mutex)(&kvmai_lock);
+	kvmai_ports_device_removed(pdev);
 	xa_for_each(&kvmai_groups, id, grp) {
 		m = kvmai_group_member(grp, pdev);
 		if (!m && !kvmai_group_uses_port(grp, pdev))

@@ -53,6 +53,7 @@ struct kvmai_port {
 	u16 saved;			/* ACS control before kvmai, restored at 0 users */
 	u16 target;
 	unsigned int users;
+	bool restore_pending;		/* no users, saved word not back yet (acs.c) */
 };
 
 struct kvmai_pair {
@@ -110,6 +111,9 @@ struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *gr
 void kvmai_port_put(struct kvmai_port *port, const char *group);
 u16 kvmai_port_read(struct pci_dev *pdev);
 int kvmai_port_check(struct pci_dev *pdev, u16 want, struct netlink_ext_ack *extack);
+unsigned int kvmai_ports_restore_pending(void);
+void kvmai_ports_device_removed(struct pci_dev *pdev);
+void kvmai_ports_destroy(void);
 
 /* topo.c: live PCI topology as planner input. */
 struct kvmai_topo {
@@ -202,8 +206,10 @@ void kvmai_notifiers_unregister(void);
 /* test.c: fault injection, only in test builds (make KVMAI_TEST=y). */
 #ifdef KVMAI_TEST
 void kvmai_test_unload_delay(void);
+bool kvmai_test_fail_restore(void);
 #else
 static inline void kvmai_test_unload_delay(void) { }
+static inline bool kvmai_test_fail_restore(void) { return false; }
 #endif
 
 /* debugfs.c */

@@ -17,6 +17,7 @@
 
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	unsigned int pending;
 	struct sk_buff *msg;
 	void *hdr;
 
@@ -32,6 +33,10 @@ int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, KVMAI_A_STATUS_API_VERSION, KVMAI_API_VERSION) ||
 	    nla_put_string(msg, KVMAI_A_STATUS_KERNEL, init_utsname()->release) ||
 	    nla_put_u32(msg, KVMAI_A_STATUS_FEATURES, KVMAI_FEATURES))
+		goto err_cancel;
+	scoped_guard(mutex, &kvmai_lock)
+		pending = kvmai_ports_restore_pending();
+	if (nla_put_u32(msg, KVMAI_A_STATUS_RESTORE_PENDING, pending))
 		goto err_cancel;
 
 	genlmsg_end(msg, hdr);

@@ -4,7 +4,9 @@
  * 'make KVMAI_TEST=y' (the project's own build); packages never have it,
  * as upstream compiles iommufd's selftest.c only with CONFIG_IOMMUFD_TEST.
  */
+#include <linux/atomic.h>
 #include <linux/delay.h>
+#include <linux/sysfs.h>
 #include <linux/moduleparam.h>
 
 #include "kvmai.h"
@@ -18,4 +20,34 @@ void kvmai_test_unload_delay(void)
 {
 	if (unload_delay_ms)
 		msleep(unload_delay_ms);
+}
+
+static atomic_t fail_restores = ATOMIC_INIT(0);
+
+static int fail_restores_set(const char *val, const struct kernel_param *kp)
+{
+	int n, ret = kstrtoint(val, 0, &n);
+
+	if (ret)
+		return ret;
+	atomic_set(&fail_restores, n);
+	return 0;
+}
+
+static int fail_restores_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&fail_restores));
+}
+
+static const struct kernel_param_ops fail_restores_ops = {
+	.set = fail_restores_set,
+	.get = fail_restores_get,
+};
+module_param_cb(fail_restores, &fail_restores_ops, NULL, 0600);
+MODULE_PARM_DESC(fail_restores, "test only: make the next N ACS restores fail with -EIO");
+
+/* True (and one fewer to fail) if the next ACS restore is to fail. */
+bool kvmai_test_fail_restore(void)
+{
+	return atomic_dec_if_positive(&fail_restores) >= 0;
 }

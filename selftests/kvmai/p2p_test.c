@@ -245,6 +245,53 @@ TEST_F(p2p, two_translated_groups_share_a_switch)
  * requests past the IOMMU to gpu4: translated mode refuses, naming the
  * device below the port, and changes nothing.
  */
+#define FAIL_RESTORES "/sys/module/kvmai/parameters/fail_restores"
+
+static int64_t restore_pending(FIXTURE_DATA(p2p) *self)
+{
+	struct kvmai_status st = { .restore_pending = -2 };
+
+	kvmai_status_get(self->sk, self->family, &st);
+	return st.restore_pending;
+}
+
+/*
+ * A restore that fails (fault injection: the next 15 restore writes) is not
+ * forgotten: the port stays kvmai's, is reported, blocks new plans through
+ * it, and is retried until the saved word is back.
+ */
+TEST_F(p2p, failed_restore_is_kept_and_retried)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	const char *p = port("gpu0");
+	FILE *f;
+	int i;
+
+	ASSERT_EQ(0, make_group(self, "gf", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gf", NULL, 0, KVMAI_STATE_ENABLED));
+	ASSERT_NE(snap_get(&self->before, p), acs_now(p));
+	f = fopen(FAIL_RESTORES, "w");
+	ASSERT_NE(NULL, f) TH_LOG("kvmai.ko not built with KVMAI_TEST=y");
+	fprintf(f, "15\n");
+	fclose(f);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gf", NULL, 0, 0)) TH_LOG("%s", self->ext);
+	/* Both ports of the group failed their first restore. */
+	EXPECT_EQ(2, restore_pending(self));
+	EXPECT_NE(snap_get(&self->before, p), acs_now(p));
+	/* Nothing new may be planned through a port kvmai still owes a restore. */
+	ASSERT_EQ(0, make_group(self, "gg", KVMAI_MODE_TRANSLATED, m, 2));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gg", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, "restore")) TH_LOG("extack: %s", self->ext);
+	/* Retried every 200 ms: 15 failures, then the saved words are back. */
+	for (i = 0; i < 100 && restore_pending(self) > 0; i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(0, restore_pending(self));
+	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
+	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gg", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+}
+
 /* The root port above @bdf: the first bridge below its host bridge. */
 static void root_port_of(const char *bdf, char *out, size_t len)
 {

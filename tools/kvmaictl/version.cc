@@ -38,6 +38,16 @@ void show(const Args& args, Context& ctx) {
   } else {
     out.print_opt_string("features", std::nullopt, {"features: "}, "unknown");
   }
+  // Ports whose saved ACS word kvmai could not put back yet: a line only
+  // when there are some, the count always in JSON (older modules: absent).
+  if (const auto pending = a.u32(KVMAI_A_STATUS_RESTORE_PENDING)) {
+    out.print_uint("restore_pending", *pending, {}, Show::json_only);
+    if (*pending) {
+      out.newline();
+      out.text("ACS restores pending: " + std::to_string(*pending) +
+               " port(s), retried by kvmai (see the kernel log)");
+    }
+  }
   out.close_object();
   out.newline();
 }

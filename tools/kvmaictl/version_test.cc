@@ -13,11 +13,13 @@ namespace {
 using testing::FakeTransport;
 using testing::run_cli;
 
-// A module reporting `features`, or no features attribute at all.
+// A module reporting `features` (or no features attribute at all) and, if
+// given, how many ACS restores it owes.
 TransportFactory fake_module(const std::shared_ptr<FakeTransport::Log>& log,
                              std::optional<std::uint32_t> features = KVMAI_FEATURE_ACS_OVERRIDE |
-                                                                     KVMAI_FEATURE_VFIO_NOTIFY) {
-  return [log, features](std::string_view family) -> std::unique_ptr<GenlTransport> {
+                                                                     KVMAI_FEATURE_VFIO_NOTIFY,
+                             std::optional<std::uint32_t> pending = std::nullopt) {
+  return [log, features, pending](std::string_view family) -> std::unique_ptr<GenlTransport> {
     EXPECT_EQ(family, "kvmai");
     auto t = std::make_unique<FakeTransport>(log);
     GenlMessage m;
@@ -28,9 +30,30 @@ TransportFactory fake_module(const std::shared_ptr<FakeTransport::Log>& log,
     if (features) {
       m.attrs.put_u32(KVMAI_A_STATUS_FEATURES, *features);
     }
+    if (pending) {
+      m.attrs.put_u32(KVMAI_A_STATUS_RESTORE_PENDING, *pending);
+    }
     t->replies[KVMAI_CMD_STATUS_GET] = {m};
     return t;
   };
+}
+
+TEST(Version, RestorePendingIsReported) {
+  auto log = std::make_shared<FakeTransport::Log>();
+  const auto r = run_cli({"version"}, fake_module(log, 0, 2));
+  EXPECT_EQ(r.rc, kExitOk);
+  EXPECT_THAT(r.out, ::testing::EndsWith(
+                         "\nfeatures: none\nACS restores pending: 2 port(s), retried by kvmai "
+                         "(see the kernel log)\n"));
+  const auto j = run_cli({"-j", "version"}, fake_module(log, 0, 2));
+  EXPECT_EQ(nlohmann::json::parse(j.out)["module"]["restore_pending"], 2);
+  // None pending: no line, but the count in JSON.
+  EXPECT_THAT(run_cli({"version"}, fake_module(log, 0, 0)).out,
+              ::testing::EndsWith("\nfeatures: none\n"));
+  EXPECT_EQ(
+      nlohmann::json::parse(
+          run_cli({"-j", "version"}, fake_module(log, 0, 0)).out)["module"]["restore_pending"],
+      0);
 }
 
 TransportFactory no_module() {

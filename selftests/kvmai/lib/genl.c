@@ -95,6 +95,8 @@ static int on_status(struct nl_msg *msg, void *arg)
 			 nla_get_string(tb[KVMAI_A_STATUS_KERNEL]));
 	if (tb[KVMAI_A_STATUS_FEATURES])
 		st->features = nla_get_u32(tb[KVMAI_A_STATUS_FEATURES]);
+	st->restore_pending = tb[KVMAI_A_STATUS_RESTORE_PENDING] ?
+			      nla_get_u32(tb[KVMAI_A_STATUS_RESTORE_PENDING]) : -1;
 	return NL_OK;
 }
 

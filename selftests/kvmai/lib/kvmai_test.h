@@ -64,6 +64,7 @@ struct kvmai_status {
 	uint32_t api_version;
 	char kernel[128];
 	uint32_t features;	/* enum kvmai_feature */
+	int64_t restore_pending;	/* -1: the module does not say */
 };
 
 /* Whether the running kernel exports @symbol (from /proc/kallsyms). */
