@@ -292,6 +292,45 @@ int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	return 0;
 }
 
+/*
+ * One VM per group: the members that are open must all be held by one VFIO
+ * user (iommufd context or container).  Returns 0, or -EBUSY with extack
+ * naming two members held by different users; without vfio's open
+ * notifications (kernels without the kvm-ai series) kvmai cannot know who
+ * holds a member, and direct mode, which lets members reach each other's
+ * BARs with no IOMMU check at all, is refused.  Translated mode keeps the
+ * IOMMU in charge of every translation and may stay.
+ */
+static int kvmai_group_one_user(struct kvmai_group *grp, struct netlink_ext_ack *extack)
+{
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+	struct kvmai_member *m, *first = NULL;
+	const void *user, *first_user = NULL;
+
+	list_for_each_entry(m, &grp->members, node) {
+		user = kvmai_vfio_user(m->pdev);
+		if (!user)
+			continue;
+		if (!first_user) {
+			first = m;
+			first_user = user;
+		} else if (user != first_user) {
+			NL_SET_ERR_MSG_FMT(extack,
+					   "group %s: %s and %s are held by different VFIO users (one VM per group)",
+					   grp->name, pci_name(first->pdev), pci_name(m->pdev));
+			return -EBUSY;
+		}
+	}
+	return 0;
+#else
+	if (grp->mode != KVMAI_MODE_DIRECT)
+		return 0;
+	NL_SET_ERR_MSG(extack,
+		       "direct mode: this kernel cannot tell kvmai who opens members (no vfio open notifications): refused");
+	return -EOPNOTSUPP;
+#endif
+}
+
 /* Warnings that do not stop enabling; extack carries the first one. */
 static void kvmai_group_warn(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 {
@@ -344,6 +383,9 @@ int kvmai_group_enable(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 	ret = kvmai_group_plan(grp, &topo, plan, extack);
 	if (ret)
 		goto out_plan;
+	ret = kvmai_group_one_user(grp, extack);
+	if (ret)
+		goto out_topo;
 
 	/* Every check before the first write, so a refusal changes nothing. */
 	for (i = 0; i < plan->nports; i++) {
@@ -428,6 +470,28 @@ void kvmai_groups_device_unbind(struct pci_dev *pdev)
 void kvmai_groups_device_closed(struct pci_dev *pdev)
 {
 	kvmai_groups_member_gone(pdev, "closed by its user");
+}
+
+/*
+ * A user opened a member, before the open returns to it: if another user
+ * holds other members of its enabled group, two VMs would share the
+ * relaxed ports, so the group closes first.
+ */
+void kvmai_groups_device_opened(struct pci_dev *pdev)
+{
+	struct kvmai_group *grp;
+	unsigned long id;
+
+	guard(mutex)(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp) {
+		if (!grp->enabled || !kvmai_group_member(grp, pdev) ||
+		    !kvmai_group_one_user(grp, NULL))
+			continue;
+		pci_info(pdev, "kvmai: opened by a second VFIO user, disabling group %s\n",
+			 grp->name);
+		kvmai_group_disable(grp);
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
 }
 
 /*

@@ -99,6 +99,7 @@ struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev 
 bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev);
 void kvmai_groups_release_owner(struct net *net, u32 portid);
 void kvmai_groups_device_unbind(struct pci_dev *pdev);
+void kvmai_groups_device_opened(struct pci_dev *pdev);
 void kvmai_groups_device_closed(struct pci_dev *pdev);
 void kvmai_groups_device_added(struct pci_dev *pdev);
 void kvmai_groups_device_removed(struct pci_dev *pdev);
@@ -202,6 +203,9 @@ void kvmai_notify(struct kvmai_group *grp, u8 cmd);
 /* notify.c */
 int kvmai_notifiers_register(void);
 void kvmai_notifiers_unregister(void);
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+const void *kvmai_vfio_user(struct pci_dev *pdev);
+#endif
 
 /* test.c: fault injection, only in test builds (make KVMAI_TEST=y). */
 #ifdef KVMAI_TEST

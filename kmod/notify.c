@@ -3,12 +3,16 @@
  * kvmai - how groups learn that the world changed under them: a member
  * leaving vfio-pci or the bus (PCI bus notifier), the owning netlink
  * socket closing (netlink notifier; a VMM killed by SIGKILL included), and,
- * on kernels with the kvm-ai series, the VMM closing a member (vfio).
+ * on kernels with the kvm-ai series, a user opening or closing a member
+ * (vfio), and who that user is.
  */
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/vfio.h>
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+#include <linux/vfio_pci_core.h>
+#endif
 
 #include "kvmai.h"
 
@@ -53,14 +57,36 @@ static struct notifier_block kvmai_netlink_nb = {
 };
 
 #ifdef KVMAI_HAVE_VFIO_NOTIFY
-/* The VMM let go of a device (last close, even when killed). */
+/*
+ * A user opened a device (before the open returns to it), or let go of it
+ * (last close, even when killed).  Runs under the device set's lock.
+ */
 static int kvmai_vfio_notify(struct notifier_block *nb, unsigned long event, void *data)
 {
 	struct vfio_device *vdev = data;
 
-	if (event == VFIO_DEVICE_NOTIFY_CLOSE && dev_is_pci(vdev->dev))
+	if (!dev_is_pci(vdev->dev))
+		return NOTIFY_DONE;
+	if (event == VFIO_DEVICE_NOTIFY_OPEN)
+		kvmai_groups_device_opened(to_pci_dev(vdev->dev));
+	else if (event == VFIO_DEVICE_NOTIFY_CLOSE)
 		kvmai_groups_device_closed(to_pci_dev(vdev->dev));
 	return NOTIFY_DONE;
+}
+
+/*
+ * Who holds @pdev open: an opaque cookie (iommufd context or container),
+ * NULL if nobody.  @pdev must be bound to a vfio-pci driver, checked under
+ * kvmai_lock: its unbind then waits for kvmai_lock in the bus notifier, so
+ * the vfio_pci_core_device, which every such driver keeps as its drvdata,
+ * stays valid while the caller holds the lock.
+ */
+const void *kvmai_vfio_user(struct pci_dev *pdev)
+{
+	struct vfio_pci_core_device *core = dev_get_drvdata(&pdev->dev);
+
+	lockdep_assert_held(&kvmai_lock);
+	return core ? vfio_device_user(&core->vdev) : NULL;
 }
 
 static struct notifier_block kvmai_vfio_nb = {

@@ -66,7 +66,7 @@ TEST_F(genl, features_match_the_kernel)
 	ASSERT_EQ(0, kvmai_status_get(self->sk, self->family, &st));
 	EXPECT_EQ(kernel_has_symbol("pci_acs_override"),
 		  !!(st.features & KVMAI_FEATURE_ACS_OVERRIDE));
-	EXPECT_EQ(kernel_has_symbol("vfio_register_device_notifier"),
+	EXPECT_EQ(kernel_has_symbol("vfio_device_user"),
 		  !!(st.features & KVMAI_FEATURE_VFIO_NOTIFY));
 	EXPECT_EQ(kernel_has_symbol("perf_guest_core_fence"),
 		  !!(st.features & KVMAI_FEATURE_CORE_FENCE));

@@ -171,6 +171,21 @@ static int get_group(FIXTURE_DATA(p2p) *self, const char *name)
 	return req(self, KVMAI_CMD_GROUP_GET, name, NULL, 0, 0);
 }
 
+static uint32_t module_features(FIXTURE_DATA(p2p) *self)
+{
+	struct kvmai_status st = {};
+
+	kvmai_status_get(self->sk, self->family, &st);
+	return st.features;
+}
+
+/* Direct mode needs to know who opens members (patches/0002). */
+#define NEED_DIRECT(self)								\
+	do {										\
+		if (!(module_features(self) & KVMAI_FEATURE_VFIO_NOTIFY))		\
+			SKIP(return, "kernel without vfio device notifications (patches/0002): direct mode refused"); \
+	} while (0)
+
 TEST_F(p2p, translated_sets_dt_only_between_members)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
@@ -345,6 +360,8 @@ TEST_F(p2p, direct_clears_redirect_and_reports_bars)
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	char path[128], line[256];
 
+	NEED_DIRECT(self);
+
 	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
@@ -458,6 +475,8 @@ TEST_F(p2p, rmmod_while_enabled_restores)
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	struct acs_snap after;
 	char diff[1024];
+
+	NEED_DIRECT(self);
 
 	ASSERT_EQ(0, make_group(self, "gr", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gr", NULL, 0, KVMAI_STATE_ENABLED));
@@ -622,6 +641,8 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	char path[128];
 	FILE *f;
 
+	NEED_DIRECT(self);
+
 	/* Take foreign1 away: then every endpoint below sw2 is a member. */
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("foreign1"));
 	f = fopen(path, "w");
@@ -647,13 +668,6 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	pci_bind(bdf("foreign1"), "vfio-pci");
 }
 
-static uint32_t module_features(FIXTURE_DATA(p2p) *self)
-{
-	struct kvmai_status st = {};
-
-	kvmai_status_get(self->sk, self->family, &st);
-	return st.features;
-}
 
 /*
  * The kernel reprograms ACS from its policy when the port's driver binds
@@ -692,14 +706,14 @@ TEST_F(p2p, override_survives_port_driver_rebind)
 }
 
 /* Open two members as a VMM would, in a child that then dies. */
-static void fake_vmm(const char *a, const char *b, int ready_fd)
+/* Open @n devices (by BDF) in one container of our own, as a VMM would. */
+static void fake_vmm(const char *const *devs, int n, int ready_fd)
 {
-	const char *devs[2] = { a, b };
 	int container = open("/dev/vfio/vfio", O_RDWR);
 
 	if (container < 0)
 		_exit(20);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < n; i++) {
 		struct vfio_group_status st = { .argsz = sizeof(st) };
 		char path[64];
 		int group;
@@ -708,14 +722,14 @@ static void fake_vmm(const char *a, const char *b, int ready_fd)
 		group = open(path, O_RDWR);
 		if (group < 0 || ioctl(group, VFIO_GROUP_GET_STATUS, &st) ||
 		    ioctl(group, VFIO_GROUP_SET_CONTAINER, &container))
-			_exit(21 + i);
+			_exit(21);
 		if (!i && ioctl(container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-			_exit(23);
+			_exit(22);
 		if (ioctl(group, VFIO_GROUP_GET_DEVICE_FD, devs[i]) < 0)
-			_exit(24 + i);
+			_exit(23);
 	}
 	if (write(ready_fd, "r", 1) != 1)
-		_exit(26);
+		_exit(24);
 	pause();
 	_exit(0);
 }
@@ -733,8 +747,11 @@ TEST_F(p2p, vmm_exit_disables_group)
 	ASSERT_EQ(0, pipe(ready));
 	pid = fork();
 	ASSERT_GE(pid, 0);
-	if (!pid)
-		fake_vmm(bdf("gpu0"), bdf("nic0"), ready[1]);
+	if (!pid) {
+		const char *devs[] = { bdf("gpu0"), bdf("nic0") };
+
+		fake_vmm(devs, 2, ready[1]);
+	}
 	close(ready[1]);
 	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("fake VMM could not open the devices");
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
@@ -745,6 +762,112 @@ TEST_F(p2p, vmm_exit_disables_group)
 	ASSERT_EQ(0, get_group(self, "gv"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state) TH_LOG("group outlived its VMM");
 	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+}
+
+/* A fake VMM holding @devs, started and ready; its pid, or -1. */
+static pid_t start_vmm(const char *const *names, int n)
+{
+	const char *devs[8];
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		for (int i = 0; i < n; i++)
+			devs[i] = bdf(names[i]);
+		fake_vmm(devs, n, ready[1]);
+	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+static void stop_vmm(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* Without knowing who opens members, direct mode would trust blindly. */
+TEST_F(p2p, direct_needs_vfio_notifications)
+{
+	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
+	struct acs_snap after;
+	char diff[1024];
+
+	if (module_features(self) & KVMAI_FEATURE_VFIO_NOTIFY)
+		SKIP(return, "kernel has vfio device notifications (see the one-user cases)");
+	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 3));
+	EXPECT_EQ(-EOPNOTSUPP, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, "direct mode")) TH_LOG("extack: %s", self->ext);
+	snap_take(&after);
+	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	/* Translated mode keeps the IOMMU in charge, and stays available. */
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, KVMAI_MODE_TRANSLATED,
+			 KVMAI_STATE_ENABLED)) TH_LOG("%s", self->ext);
+}
+
+/* Two VMMs (two containers) each holding a member: no group over both. */
+TEST_F(p2p, enable_refused_while_two_users_hold_members)
+{
+	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
+	pid_t vmm1, vmm2;
+
+	NEED_DIRECT(self);
+	ASSERT_EQ(0, make_group(self, "g2", KVMAI_MODE_DIRECT, m, 3));
+	vmm1 = start_vmm(&m[0], 1);
+	ASSERT_GT(vmm1, 0) TH_LOG("first fake VMM could not open %s", m[0]);
+	vmm2 = start_vmm(&m[1], 1);
+	ASSERT_GT(vmm2, 0) TH_LOG("second fake VMM could not open %s", m[1]);
+	for (uint32_t mode = KVMAI_MODE_TRANSLATED; mode <= KVMAI_MODE_DIRECT; mode++) {
+		EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, mode,
+				      KVMAI_STATE_ENABLED)) TH_LOG("mode %u", mode);
+		EXPECT_NE(NULL, strstr(self->ext, "different VFIO users")) TH_LOG("%s", self->ext);
+		EXPECT_NE(NULL, strstr(self->ext, bdf(m[1]))) TH_LOG("%s", self->ext);
+		EXPECT_EQ(snap_get(&self->before, port(m[0])), acs_now(port(m[0])));
+	}
+	/* One VMM left: then the group is one VM's again. */
+	stop_vmm(vmm2);
+	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	stop_vmm(vmm1);
+}
+
+/*
+ * A second VMM opening a member of an enabled group: the group is disabled
+ * before that open returns, so the second VM never sees relaxed ports.
+ */
+TEST_F(p2p, second_user_open_disables_group_first)
+{
+	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
+	pid_t vmm1, vmm2;
+
+	NEED_DIRECT(self);
+	ASSERT_EQ(0, make_group(self, "g2", KVMAI_MODE_DIRECT, m, 3));
+	vmm1 = start_vmm(m, 2);
+	ASSERT_GT(vmm1, 0) TH_LOG("first fake VMM could not open its devices");
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	ASSERT_NE(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	/* Its open has returned when it says ready: the ports must be back. */
+	vmm2 = start_vmm(&m[2], 1);
+	ASSERT_GT(vmm2, 0) TH_LOG("second fake VMM could not open %s", m[2]);
+	EXPECT_EQ(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	EXPECT_EQ(snap_get(&self->before, port("gpu2")), acs_now(port("gpu2")));
+	ASSERT_EQ(0, get_group(self, "g2"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	stop_vmm(vmm2);
+	stop_vmm(vmm1);
 }
 
 TEST_F(p2p, dump_lists_every_group)
