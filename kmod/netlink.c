@@ -122,11 +122,9 @@ static int kvmai_fill_pair(struct sk_buff *msg, const struct kvmai_pair *pair)
 	return 0;
 }
 
-static int kvmai_fill_group(struct sk_buff *msg, struct kvmai_group *grp)
+/* What every message about a group carries, every part of a dump too. */
+static int kvmai_fill_group_head(struct sk_buff *msg, struct kvmai_group *grp)
 {
-	struct kvmai_member *m;
-	unsigned int i;
-
 	if (nla_put_string(msg, KVMAI_A_GROUP_NAME, grp->name) ||
 	    nla_put_u32(msg, KVMAI_A_GROUP_ID, grp->id) ||
 	    nla_put_string(msg, KVMAI_A_GROUP_VM, grp->vm) ||
@@ -135,14 +133,42 @@ static int kvmai_fill_group(struct sk_buff *msg, struct kvmai_group *grp)
 							      KVMAI_STATE_DISABLED) ||
 	    (grp->owner_portid && nla_put_flag(msg, KVMAI_A_GROUP_BIND_SOCKET)))
 		return -EMSGSIZE;
-	list_for_each_entry(m, &grp->members, node)
-		if (kvmai_fill_member(msg, m->pdev))
-			return -EMSGSIZE;
-	for (i = 0; i < grp->nports; i++)
-		if (kvmai_fill_port(msg, grp->ports[i]))
-			return -EMSGSIZE;
-	for (i = 0; i < grp->npairs; i++)
-		if (kvmai_fill_pair(msg, &grp->pairs[i]))
+	return 0;
+}
+
+/*
+ * A group's lists (members, then ports, then pairs) as one sequence of
+ * items, so that a dump can stop between any two and go on in the next
+ * message.
+ */
+static unsigned long kvmai_group_nitems(const struct kvmai_group *grp)
+{
+	return grp->nmembers + grp->nports + grp->npairs;
+}
+
+static int kvmai_fill_group_item(struct sk_buff *msg, struct kvmai_group *grp, unsigned long i)
+{
+	struct kvmai_member *m;
+
+	if (i < grp->nmembers) {
+		list_for_each_entry(m, &grp->members, node)
+			if (!i--)
+				return kvmai_fill_member(msg, m->pdev);
+	}
+	i -= grp->nmembers;
+	if (i < grp->nports)
+		return kvmai_fill_port(msg, grp->ports[i]);
+	return kvmai_fill_pair(msg, &grp->pairs[i - grp->nports]);
+}
+
+static int kvmai_fill_group(struct sk_buff *msg, struct kvmai_group *grp)
+{
+	unsigned long i;
+
+	if (kvmai_fill_group_head(msg, grp))
+		return -EMSGSIZE;
+	for (i = 0; i < kvmai_group_nitems(grp); i++)
+		if (kvmai_fill_group_item(msg, grp, i))
 			return -EMSGSIZE;
 	return 0;
 }
@@ -349,29 +375,52 @@ int kvmai_nl_group_get_doit(struct sk_buff *skb, struct genl_info *info)
 	return kvmai_reply_group(grp, info);
 }
 
+/*
+ * Every group, in order of id.  A group whose lists do not fit what room
+ * is left is split: the message takes the items that fit, and the next one
+ * carries on from there, flagged 'continued'.  So a reader with a small
+ * buffer (dump messages are sized to it) still gets a 16-member group whole.
+ * cb->args: [0] the id to go on with, [1] its first item not yet sent.
+ */
 int kvmai_nl_group_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	unsigned long index = cb->args[0];
+	unsigned long index = cb->args[0], item = cb->args[1];
 	struct kvmai_group *grp;
 	void *hdr;
 
 	guard(mutex)(&kvmai_lock);
-	for (; (grp = kvmai_group_next(&index)); index++) {
+	for (; (grp = kvmai_group_next(&index)); index++, item = 0) {
+		unsigned long n = kvmai_group_nitems(grp), first;
+
+		/* The group being split went away: start the next one afresh. */
+		if (index != cb->args[0] || item > n)
+			item = 0;
+		first = item;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &kvmai_nl_family, NLM_F_MULTI, KVMAI_CMD_GROUP_GET);
 		if (!hdr)
 			break;
-		if (kvmai_fill_group(skb, grp)) {
+		if (kvmai_fill_group_head(skb, grp) ||
+		    (first && nla_put_flag(skb, KVMAI_A_GROUP_CONTINUED))) {
 			genlmsg_cancel(skb, hdr);
-			/* Not even one group fits an empty message: give up. */
-			if (!skb->len)
-				return -EMSGSIZE;
+			break;
+		}
+		while (item < n && !kvmai_fill_group_item(skb, grp, item))
+			item++;
+		if (item == first && n) {
+			genlmsg_cancel(skb, hdr);
 			break;
 		}
 		genlmsg_end(skb, hdr);
+		cb->args[0] = index;
+		cb->args[1] = item;
+		if (item < n)
+			break;
 		cb->args[0] = index + 1;
+		cb->args[1] = 0;
 	}
-	return skb->len;
+	/* Not even the head and one item fit an empty message: give up. */
+	return grp && !skb->len ? -EMSGSIZE : skb->len;
 }
 
 int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info)

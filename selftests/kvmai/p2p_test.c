@@ -764,6 +764,76 @@ TEST_F(p2p, vmm_exit_disables_group)
 	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
 }
 
+/*
+ * A group of 16 members, every VM device but nic3 and six of nic3's VFs,
+ * read by a dumper whose receive buffer is one page: the module splits the
+ * group over several messages and the reader gets it whole.
+ */
+TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
+{
+	struct kt_req dump = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
+	const char *m[16];
+	char vfs[6][16], cmd[192], out[64], path[96], ext[256];
+	struct kt_group *all;
+	struct nl_sock *sk;
+	int fam, n = 0, nm = 0;
+
+	ASSERT_EQ(0, pci_bind(bdf("nic3"), "igb"));
+	snprintf(cmd, sizeof(cmd), "echo 6 > /sys/bus/pci/devices/%s/sriov_numvfs", bdf("nic3"));
+	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	for (int i = 0; i < 6; i++) {
+		char link[128];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%d", bdf("nic3"), i);
+		len = readlink(path, link, sizeof(link) - 1);
+		ASSERT_GT(len, 0);
+		link[len] = 0;
+		snprintf(vfs[i], sizeof(vfs[i]), "%s", strrchr(link, '/') + 1);
+		ASSERT_EQ(0, pci_bind(vfs[i], "vfio-pci")) TH_LOG("VF %s", vfs[i]);
+	}
+	for (size_t i = 0; i < NVM; i++)
+		if (strcmp(vm_devs[i], "nic3"))
+			m[nm++] = bdf(vm_devs[i]);
+	for (int i = 0; i < 6; i++)
+		m[nm++] = vfs[i];
+	ASSERT_EQ(16, nm);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, "big", NULL, 0, 0));
+	for (int i = 0; i < nm; i++)
+		ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "big", m[i], 0, 0)) TH_LOG("%s", self->ext);
+
+	sk = kvmai_genl_open_buf(&fam, 4096);
+	ASSERT_NE(NULL, sk);
+	all = calloc(2, sizeof(*all));
+	ASSERT_NE(NULL, all);
+	EXPECT_EQ(0, kt_request(sk, fam, &dump, all, 2, &n, ext, sizeof(ext))) TH_LOG("%s", ext);
+	EXPECT_EQ(1, n);
+	EXPECT_STREQ("big", all[0].name);
+	EXPECT_GT(all[0].parts, 1) TH_LOG("the whole group fit one page: nothing was split");
+	EXPECT_EQ(16, all[0].nmembers);
+	for (int i = 0; i < all[0].nmembers; i++)
+		EXPECT_STREQ(m[i], all[0].members[i].addr);
+	/* Whole: the same lists as the one-message reply to a roomy reader. */
+	ASSERT_EQ(0, get_group(self, "big"));
+	EXPECT_EQ(1, self->g.parts);
+	EXPECT_EQ(self->g.npairs, all[0].npairs);
+	EXPECT_GT(all[0].npairs, 16);
+	for (int i = 0; i < self->g.npairs && i < all[0].npairs; i++) {
+		EXPECT_STREQ(self->g.pairs[i].a, all[0].pairs[i].a);
+		EXPECT_STREQ(self->g.pairs[i].b, all[0].pairs[i].b);
+		EXPECT_STREQ(self->g.pairs[i].via, all[0].pairs[i].via);
+	}
+	free(all);
+	kvmai_genl_close(sk);
+
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "big", NULL, 0, 0));
+	for (int i = 0; i < 6; i++)
+		pci_bind(vfs[i], "");
+	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", bdf("nic3"));
+	EXPECT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	EXPECT_EQ(0, pci_bind(bdf("nic3"), "vfio-pci"));
+}
+
 /* A fake VMM holding @devs, started and ready; its pid, or -1. */
 static pid_t start_vmm(const char *const *names, int n)
 {

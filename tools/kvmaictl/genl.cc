@@ -64,6 +64,11 @@ AttrSet& AttrSet::put_raw(std::uint16_t type, const void* data, std::size_t size
   return *this;
 }
 
+AttrSet& AttrSet::add(const Attr& attr) {
+  attrs_.push_back(attr);
+  return *this;
+}
+
 AttrSet& AttrSet::put_u8(std::uint16_t type, std::uint8_t value) {
   return put_raw(type, &value, sizeof value);
 }

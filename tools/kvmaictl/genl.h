@@ -38,6 +38,8 @@ class AttrSet {
   AttrSet& put_string(std::uint16_t type, std::string_view value);
   AttrSet& put_flag(std::uint16_t type);  // present, no payload
   AttrSet& put_nested(std::uint16_t type, const AttrSet& inner);
+  // One more attribute as it is (e.g. taken from another set).
+  AttrSet& add(const Attr& attr);
 
   bool has(std::uint16_t type) const { return find(type) != nullptr; }
   std::optional<std::uint8_t> u8(std::uint16_t type) const;

@@ -32,7 +32,7 @@ void show(const Args& args, Context& ctx) {
   const auto name = args.empty() ? KeywordArgs{} : parse_keywords(args, {"NAME"}, {});
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
   if (args.empty()) {
-    print_groups(ctx, t->dump(KVMAI_CMD_GROUP_GET, {}));
+    print_groups(ctx, join_group_parts(t->dump(KVMAI_CMD_GROUP_GET, {})));
     return;
   }
   AttrSet req;

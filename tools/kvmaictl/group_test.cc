@@ -57,6 +57,35 @@ TEST(Group, ShowJsonUsesSpecNames) {
   EXPECT_EQ(g["pair"][0]["type"], "host-bridge");
 }
 
+// The module splits a group too large for the reader's messages; the parts
+// after the first are flagged `continued` and carry the rest of the lists.
+TEST(Group, ShowJoinsASplitGroup) {
+  const AttrSet whole = sample_group();
+  AttrSet first;
+  AttrSet rest;
+  bool member_sent = false;
+  for (const auto& a : whole.attrs()) {
+    const bool list = a.type == KVMAI_A_GROUP_MEMBER || a.type == KVMAI_A_GROUP_PORT ||
+                      a.type == KVMAI_A_GROUP_PAIR;
+    if (!list) {  // name, id, vm, mode, state: in every part
+      first.add(a);
+      rest.add(a);
+    } else if (a.type == KVMAI_A_GROUP_MEMBER && !member_sent) {
+      first.add(a);
+      member_sent = true;
+    } else {
+      rest.add(a);
+    }
+  }
+  rest.put_flag(KVMAI_A_GROUP_CONTINUED);
+  auto log = std::make_shared<Log>();
+  const auto split = run_cli({"-j", "group"}, with_groups(log, {first, rest}));
+  const auto joined = run_cli({"-j", "group"}, with_groups(log, {whole}));
+  ASSERT_EQ(split.rc, kExitOk) << split.err;
+  EXPECT_EQ(nlohmann::json::parse(split.out), nlohmann::json::parse(joined.out));
+  EXPECT_EQ(nlohmann::json::parse(split.out)["groups"].size(), 1U);
+}
+
 TEST(Group, VerboseShowsAcsTargetAndCap) {
   auto log = std::make_shared<Log>();
   const auto r = run_cli({"-v", "group", "show", "vm1-p2p"}, with_groups(log, {sample_group()}));

@@ -206,4 +206,22 @@ void print_group_summary(Printer& out, const AttrSet& group) {
   out.print_string_list("members", member_addrs(group), {" members "}, show);
 }
 
+std::vector<GenlMessage> join_group_parts(const std::vector<GenlMessage>& parts) {
+  std::vector<GenlMessage> groups;
+  for (const auto& part : parts) {
+    if (!part.attrs.has(KVMAI_A_GROUP_CONTINUED) || groups.empty() ||
+        groups.back().attrs.u32(KVMAI_A_GROUP_ID) != part.attrs.u32(KVMAI_A_GROUP_ID)) {
+      groups.push_back(part);
+      continue;
+    }
+    for (const auto& a : part.attrs.attrs()) {
+      if (a.type == KVMAI_A_GROUP_MEMBER || a.type == KVMAI_A_GROUP_PORT ||
+          a.type == KVMAI_A_GROUP_PAIR) {
+        groups.back().attrs.add(a);
+      }
+    }
+  }
+  return groups;
+}
+
 }  // namespace kvmaictl

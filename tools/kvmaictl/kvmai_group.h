@@ -38,4 +38,9 @@ void print_group(Printer& out, const AttrSet& group, bool verbose, std::string_v
 // The group's name, state, mode, VM and members on one line (text only).
 void print_group_summary(Printer& out, const AttrSet& group);
 
+// A group-get dump with every group whole again: the module splits a group
+// whose lists do not fit one message, and each further part (flagged
+// `continued`, same id) adds its members, ports and pairs to the first.
+std::vector<GenlMessage> join_group_parts(const std::vector<GenlMessage>& parts);
+
 }  // namespace kvmaictl

@@ -20,12 +20,25 @@
 
 struct nl_sock *kvmai_genl_open(int *family)
 {
+	return kvmai_genl_open_buf(family, 0);
+}
+
+struct nl_sock *kvmai_genl_open_buf(int *family, size_t buf)
+{
 	struct nl_sock *sk = nl_socket_alloc();
 	int one = 1;
 
 	if (!sk) {
 		*family = -ENOMEM;
 		return NULL;
+	}
+	/*
+	 * The kernel sizes dump messages to the largest receive this socket
+	 * ever made: a small reader must be small from its first receive on.
+	 */
+	if (buf) {
+		nl_socket_disable_msg_peek(sk);
+		nl_socket_set_msg_buf_size(sk, buf);
 	}
 	if (genl_connect(sk)) {
 		nl_socket_free(sk);
@@ -193,17 +206,24 @@ static void parse_member(struct kt_member *m, struct nlattr *nest)
 	}
 }
 
-static void parse_group(struct nl_msg *msg, struct kt_group *g)
+/*
+ * A group from one message into @g; with @more, the message is a further
+ * part of @g (a dump split it, KVMAI_A_GROUP_CONTINUED) and its lists are
+ * appended to what @g has.
+ */
+static void parse_group(struct nl_msg *msg, struct kt_group *g, bool more)
 {
 	struct nlmsghdr *nlh = nlmsg_hdr(msg);
 	struct genlmsghdr *gh = nlmsg_data(nlh);
 	struct nlattr *tb[KVMAI_A_GROUP_MAX + 1], *a;
 	int rem;
 
-	memset(g, 0, sizeof(*g));
+	if (!more)
+		memset(g, 0, sizeof(*g));
 	g->cmd = gh->cmd;
 	if (genlmsg_parse(nlh, 0, tb, KVMAI_A_GROUP_MAX, NULL))
 		return;
+	g->parts++;
 	kt_get_str(g->name, sizeof(g->name), tb[KVMAI_A_GROUP_NAME]);
 	kt_get_str(g->vm, sizeof(g->vm), tb[KVMAI_A_GROUP_VM]);
 	g->id = kt_get_u32(tb[KVMAI_A_GROUP_ID]);
@@ -242,8 +262,17 @@ static int on_group(struct nl_msg *msg, void *arg)
 {
 	struct dump_ctx *c = arg;
 
+	struct nlattr *tb[KVMAI_A_GROUP_MAX + 1];
+
+	/* A part that continues the group before it adds to that group. */
+	if (c->n && !genlmsg_parse(nlmsg_hdr(msg), 0, tb, KVMAI_A_GROUP_MAX, NULL) &&
+	    tb[KVMAI_A_GROUP_CONTINUED]) {
+		if (c->out && c->n <= c->max)
+			parse_group(msg, &c->out[c->n - 1], true);
+		return NL_OK;
+	}
 	if (c->out && c->n < c->max)
-		parse_group(msg, &c->out[c->n]);
+		parse_group(msg, &c->out[c->n], false);
 	c->n++;
 	return NL_OK;
 }

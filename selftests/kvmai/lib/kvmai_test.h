@@ -75,6 +75,8 @@ bool kernel_symbol(const char *symbol, char *module, size_t len);
 struct nl_sock;
 /* Connected generic netlink socket and the family id, or NULL/-errno. */
 struct nl_sock *kvmai_genl_open(int *family);
+/* The same, receiving into a buffer of @buf bytes only (0: libnl's default). */
+struct nl_sock *kvmai_genl_open_buf(int *family, size_t buf);
 void kvmai_genl_close(struct nl_sock *sk);
 /* Send a bare command; returns 0 or -errno, extack text into @ext. */
 int kvmai_genl_cmd(struct nl_sock *sk, int family, uint8_t cmd,
@@ -82,7 +84,7 @@ int kvmai_genl_cmd(struct nl_sock *sk, int family, uint8_t cmd,
 int kvmai_status_get(struct nl_sock *sk, int family, struct kvmai_status *st);
 
 /* A group as the kernel reports it (group-new/get replies, notifications). */
-#define KT_MAX 64
+#define KT_MAX 128	/* ports and pairs: a 16-member group has 120 pairs */
 struct kt_port {
 	char addr[16];
 	uint32_t cap, saved, target, current, users;
@@ -107,6 +109,7 @@ struct kt_group {
 	char vm[64];
 	uint32_t id, mode, state;
 	bool bind_socket;
+	int parts;		/* messages it came in (a dump may split it) */
 	int nmembers, nports, npairs;
 	struct kt_member members[16];
 	struct kt_port ports[KT_MAX];
