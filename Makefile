@@ -75,12 +75,12 @@ demo: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo
 
 # Every test, the patched kernel's included: it is built first when the
-# cache lacks it (about 5 minutes cold on 2 cores).  If it cannot be built,
+# cache lacks it (about 8 minutes cold on 2 cores).  If it cannot be built,
 # the other stages still run and check.py counts the vm-kernel stage failed.
 check: vm-payload
 	@rm -rf $(BUILD)/vm-payload-kernel
 	@if [ -z "$$(tools/devenv/kernel.sh dir)" ]; then \
-		echo "check: building the patched test kernel first (cold: about 5 minutes)"; fi
+		echo "check: building the patched test kernel first (cold: about 8 minutes)"; fi
 	-@$(MAKE) --no-print-directory kernel vm-payload-kernel
 	$(PYTHON) selftests/check.py --ksrc $(KSRC) $(if $(V),-v)
 
