@@ -38,13 +38,16 @@ u16 kvmai_port_read(struct pci_dev *pdev)
 #ifdef KVMAI_HAVE_ACS_OVERRIDE
 /*
  * Through the PCI core: the change survives the kernel's reprogramming of
- * ACS after a reset, is refused during one, and the core logs it.  Setting
- * the saved word drops the override, which restores the kernel's policy.
+ * ACS after a reset, waits for a reset under way, is refused on ports whose
+ * ACS a PCI quirk handles (-EOPNOTSUPP), and the core logs it.  Setting the
+ * saved word drops the override, which restores the kernel's policy.
  */
 static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
 {
 	u16 mask = KVMAI_ACS_REDIR | PCI_ACS_DT;
 
+	if (val != port->saved && kvmai_test_acs_quirk(port->pdev))
+		return -EOPNOTSUPP;
 	if (val == port->saved) {
 		if (kvmai_test_fail_restore())
 			return -EIO;
@@ -59,6 +62,13 @@ static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
 
 	if (val == port->saved && kvmai_test_fail_restore())
 		return -EIO;
+	/*
+	 * pci_acs_enabled() and the quirks it consults are not exported:
+	 * here a quirk port is only caught when it ignores the write, which
+	 * kvmai_port_get() checks.  Tests stand in for the series' refusal.
+	 */
+	if (val != port->saved && kvmai_test_acs_quirk(port->pdev))
+		return -EOPNOTSUPP;
 
 	pci_write_config_word(port->pdev, port->acs_pos + PCI_ACS_CTRL, val);
 	pci_info(port->pdev, "kvmai: ACS control %#06x -> %#06x (group %s)\n",
@@ -123,19 +133,34 @@ struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *gr
 	port->users = 1;
 	if (want != port->saved) {
 		ret = kvmai_port_write(port, want, group);
-		if (ret)
-			pci_warn(pdev, "kvmai: ACS change for group %s failed: %d\n", group, ret);
 		if (ret) {
-			NL_SET_ERR_MSG_FMT(extack, "port %s: ACS change refused (%d)%s",
-					   pci_name(pdev), ret,
-					   ret == -EBUSY ? ": it is being reset, try again" : "");
-			pci_dev_put(port->pdev);
-			kfree(port);
+			pci_warn(pdev, "kvmai: ACS change for group %s failed: %d\n", group, ret);
+			if (ret == -EOPNOTSUPP)
+				NL_SET_ERR_MSG_FMT(extack, "port %s: a PCI quirk handles its ACS",
+						   pci_name(pdev));
+			else
+				NL_SET_ERR_MSG_FMT(extack, "port %s: ACS change refused (%d)",
+						   pci_name(pdev), ret);
+			goto err_free;
+		}
+		/* A port that ignores the write is no place to relax isolation. */
+		if (kvmai_port_read(pdev) != want) {
+			NL_SET_ERR_MSG_FMT(extack,
+					   "port %s: ACS control reads %#06x after writing %#06x",
+					   pci_name(pdev), kvmai_port_read(pdev), want);
+			ret = -EIO;
+			list_add_tail(&port->node, &kvmai_ports);
+			kvmai_port_put(port, group);
 			return ERR_PTR(ret);
 		}
 	}
 	list_add_tail(&port->node, &kvmai_ports);
 	return port;
+
+err_free:
+	pci_dev_put(port->pdev);
+	kfree(port);
+	return ERR_PTR(ret);
 }
 
 static void kvmai_port_free(struct kvmai_port *port)

@@ -346,7 +346,7 @@ static void kvmai_group_warn(struct kvmai_group *grp, struct netlink_ext_ack *ex
 	if (grp->mode != KVMAI_MODE_TRANSLATED)
 		return;
 	list_for_each_entry(m, &grp->members, node) {
-		if (kvmai_ats_enabled(m->pdev))
+		if (kvmai_ats_on(m->pdev))
 			continue;
 		NL_SET_ERR_MSG_FMT(extack,
 				   "%s has no ATS enabled: its peer traffic still goes through the IOMMU",
@@ -409,6 +409,8 @@ int kvmai_group_enable(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 	}
 	grp->nports = plan->nports;
 	grp->enabled = true;
+	if (grp->mode == KVMAI_MODE_TRANSLATED)
+		kvmai_ats_watch_start();
 	kvmai_group_warn(grp, extack);
 out_topo:
 	kvmai_topo_free(&topo);
@@ -494,6 +496,49 @@ void kvmai_groups_device_opened(struct pci_dev *pdev)
 	}
 }
 
+/* Re-plan an enabled group over today's topology: does its plan still hold? */
+static bool kvmai_group_holds(struct kvmai_group *grp, struct kvmai_plan *plan)
+{
+	struct kvmai_topo topo;
+
+	if (kvmai_group_plan(grp, &topo, plan, NULL))
+		return false;
+	kvmai_topo_free(&topo);
+	return true;
+}
+
+/*
+ * The ATS watch (ats.c): a translated group whose member below a DT port
+ * has ATS off no longer holds, as if a stranger had appeared there.
+ * Returns true while a translated group stays enabled.
+ */
+bool kvmai_groups_check_ats(void)
+{
+	struct kvmai_group *grp;
+	struct kvmai_plan *plan;
+	bool watch = false;
+	unsigned long id;
+
+	plan = kmalloc_obj(*plan);
+	if (!plan)
+		return true;	/* try again next time */
+	guard(mutex)(&kvmai_lock);
+	xa_for_each(&kvmai_groups, id, grp) {
+		if (!grp->enabled || grp->mode != KVMAI_MODE_TRANSLATED)
+			continue;
+		if (kvmai_group_holds(grp, plan)) {
+			watch = true;
+			continue;
+		}
+		pr_warn("group %s: a member below a DT port has ATS off, disabling it\n",
+			grp->name);
+		kvmai_group_disable(grp);
+		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+	}
+	kfree(plan);
+	return watch;
+}
+
 /*
  * A device appeared (hot-plug, rescan, new VFs): an enabled group whose plan
  * no longer holds must close again: in direct mode a newcomer below a
@@ -503,7 +548,6 @@ void kvmai_groups_device_opened(struct pci_dev *pdev)
 void kvmai_groups_device_added(struct pci_dev *pdev)
 {
 	struct kvmai_group *grp;
-	struct kvmai_topo topo;
 	struct kvmai_plan *plan;
 	unsigned long id;
 
@@ -512,15 +556,8 @@ void kvmai_groups_device_added(struct pci_dev *pdev)
 		return;
 	guard(mutex)(&kvmai_lock);
 	xa_for_each(&kvmai_groups, id, grp) {
-		int ret;
-
-		if (!grp->enabled)
+		if (!grp->enabled || kvmai_group_holds(grp, plan))
 			continue;
-		ret = kvmai_group_plan(grp, &topo, plan, NULL);
-		if (!ret) {
-			kvmai_topo_free(&topo);
-			continue;
-		}
 		pci_info(pdev, "kvmai: appeared below group %s, disabling it\n", grp->name);
 		kvmai_group_disable(grp);
 		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);

@@ -27,15 +27,6 @@
 #define KVMAI_NAME "kvmai"
 #define KVMAI_PCI_NAME_LEN 16
 
-static inline bool kvmai_ats_enabled(struct pci_dev *pdev)
-{
-#ifdef CONFIG_PCI_ATS
-	return pdev->ats_enabled;
-#else
-	return false;
-#endif
-}
-
 /* Protects every group, member and port (group.c). */
 extern struct mutex kvmai_lock;
 
@@ -104,6 +95,14 @@ void kvmai_groups_device_closed(struct pci_dev *pdev);
 void kvmai_groups_device_added(struct pci_dev *pdev);
 void kvmai_groups_device_removed(struct pci_dev *pdev);
 void kvmai_groups_destroy(void);
+
+/* group.c: the ATS watch's pass; true while a translated group is enabled. */
+bool kvmai_groups_check_ats(void);
+
+/* ats.c: translated groups need ATS on every member. */
+bool kvmai_ats_on(struct pci_dev *pdev);
+void kvmai_ats_watch_start(void);
+void kvmai_ats_watch_stop(void);
 
 /* acs.c: the ports registry and every ACS config write. */
 struct kvmai_port *kvmai_port_find(struct pci_dev *pdev);
@@ -211,9 +210,11 @@ const void *kvmai_vfio_user(struct pci_dev *pdev);
 #ifdef KVMAI_TEST
 void kvmai_test_unload_delay(void);
 bool kvmai_test_fail_restore(void);
+bool kvmai_test_acs_quirk(struct pci_dev *pdev);
 #else
 static inline void kvmai_test_unload_delay(void) { }
 static inline bool kvmai_test_fail_restore(void) { return false; }
+static inline bool kvmai_test_acs_quirk(struct pci_dev *pdev) { return false; }
 #endif
 
 /* debugfs.c */

@@ -61,7 +61,7 @@ static int kvmai_fill_member(struct sk_buff *msg, struct pci_dev *pdev)
 	    nla_put_string(msg, KVMAI_A_MEMBER_DRIVER,
 			   pdev->dev.driver ? pdev->dev.driver->name : "") ||
 #ifdef CONFIG_PCI_ATS
-	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, pdev->ats_enabled))
+	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, kvmai_ats_on(pdev)))
 #else
 	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, 0))
 #endif

@@ -8,6 +8,8 @@
 #include <linux/delay.h>
 #include <linux/sysfs.h>
 #include <linux/moduleparam.h>
+#include <linux/pci.h>
+#include <linux/string.h>
 
 #include "kvmai.h"
 
@@ -51,3 +53,44 @@ bool kvmai_test_fail_restore(void)
 {
 	return atomic_dec_if_positive(&fail_restores) >= 0;
 }
+
+static char acs_quirk_port[16];
+module_param_string(acs_quirk_port, acs_quirk_port, sizeof(acs_quirk_port), 0600);
+MODULE_PARM_DESC(acs_quirk_port,
+		 "test only: treat this port's ACS as quirk-handled, as on hardware QEMU lacks");
+
+/* True if @pdev is to look as if a PCI quirk implemented its ACS. */
+bool kvmai_test_acs_quirk(struct pci_dev *pdev)
+{
+	return acs_quirk_port[0] && sysfs_streq(acs_quirk_port, pci_name(pdev));
+}
+
+#ifdef KVMAI_HAVE_ACS_OVERRIDE
+/*
+ * "BDF MASK VAL": call the series' pci_acs_override() directly, outside
+ * any group, so tests can look at what the PCI core does under an
+ * override (IOMMU groups of devices added meanwhile).  "BDF 0 0" drops it.
+ */
+static int acs_override_set(const char *val, const struct kernel_param *kp)
+{
+	char name[16];
+	struct device *dev;
+	u16 mask, bits;
+	int ret;
+
+	if (sscanf(val, "%15s %hx %hx", name, &mask, &bits) != 3)
+		return -EINVAL;
+	dev = bus_find_device_by_name(&pci_bus_type, NULL, name);
+	if (!dev)
+		return -ENODEV;
+	ret = pci_acs_override(to_pci_dev(dev), mask, bits);
+	put_device(dev);
+	return ret;
+}
+
+static const struct kernel_param_ops acs_override_ops = {
+	.set = acs_override_set,
+};
+module_param_cb(acs_override, &acs_override_ops, NULL, 0200);
+MODULE_PARM_DESC(acs_override, "test only: \"BDF MASK VAL\" for pci_acs_override()");
+#endif

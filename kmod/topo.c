@@ -94,7 +94,7 @@ static int kvmai_topo_add_root(struct kvmai_topo *topo, struct kvmai_group *grp,
 		node->parent = bridge ? kvmai_topo_index(topo, bridge) : hb;
 		node->type = kvmai_node_type(pdev);
 		node->member = !!kvmai_group_member(grp, pdev);
-		node->ats = kvmai_ats_enabled(pdev);
+		node->ats = kvmai_ats_on(pdev);
 		node->has_acs = pdev->acs_cap && node->type != KVMAI_NODE_ENDPOINT;
 		if (!node->has_acs)
 			continue;

@@ -470,6 +470,99 @@ TEST_F(p2p, member_unbound_disables_and_notifies)
 	ASSERT_EQ(0, pci_bind(bdf("nic0"), "vfio-pci"));
 }
 
+/*
+ * A member of a translated group loses ATS while the group is enabled, as
+ * after a function reset that clears ATS Enable: its DT ports would
+ * forward requests marked translated that the IOMMU never translated, so
+ * the group must close within the ATS watch's period (100 ms), restoring
+ * the ports, and say so.
+ */
+TEST_F(p2p, translated_group_closes_when_a_member_loses_ats)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	uint16_t ctrl = 0;
+	struct nl_sock *mon;
+	struct kt_group ntf;
+	bool enabled = false;
+	int ats, got = 0;
+
+	ats = pci_ext_cap(bdf("nic0"), PCI_EXT_CAP_ID_ATS);
+	ASSERT_GT(ats, 0);
+	ASSERT_EQ(0, pci_cfg_read16(bdf("nic0"), ats + PCI_ATS_CTRL, &ctrl));
+	ASSERT_TRUE(ctrl & PCI_ATS_CTRL_ENABLE) TH_LOG("nic0 ATS control %#06x: not enabled", ctrl);
+	mon = kt_monitor_open();
+	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	ASSERT_EQ(snap_get(&self->before, port("nic0")) | PCI_ACS_DT, acs_now(port("nic0")));
+
+	ASSERT_EQ(0, pci_cfg_write16(bdf("nic0"), ats + PCI_ATS_CTRL, ctrl & ~PCI_ATS_CTRL_ENABLE));
+	usleep(1000 * 1000);
+	pci_cfg_write16(bdf("nic0"), ats + PCI_ATS_CTRL, ctrl);
+
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	ASSERT_EQ(0, get_group(self, "ga"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	/* create, 2 x change (dev-add), change (enabled), then the one to see */
+	while (kt_receive(mon, &ntf, 500) == 1) {
+		if (strcmp(ntf.name, "ga") || ntf.cmd != KVMAI_CMD_GROUP_CHANGE_NTF)
+			continue;
+		if (ntf.state == KVMAI_STATE_ENABLED)
+			enabled = true;
+		else if (enabled)
+			got++;
+	}
+	EXPECT_EQ(1, got) TH_LOG("no change notification for the ATS loss");
+	kvmai_genl_close(mon);
+
+	/* ATS back on: the group can be enabled again. */
+	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+}
+
+static int set_param(const char *param, const char *val)
+{
+	char path[128];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/kvmai/parameters/%s", param);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ret = fputs(val, f) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
+
+/*
+ * A port whose ACS the PCI core handles through a quirk (controls outside
+ * the standard register) is never programmed: the series' override
+ * refuses it, and the test-only build makes an emulated port look like
+ * one.  The group is refused naming the port, and the port the plan had
+ * already changed goes back.
+ */
+TEST_F(p2p, quirk_port_is_refused_by_name)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	struct acs_snap after;
+	char diff[1024];
+
+	if (access("/sys/module/kvmai/parameters/acs_quirk_port", F_OK))
+		SKIP(return, "kvmai built without KVMAI_TEST");
+	ASSERT_EQ(0, make_group(self, "gq", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, set_param("acs_quirk_port", port("nic0")));
+	EXPECT_EQ(-EOPNOTSUPP, req(self, KVMAI_CMD_GROUP_SET, "gq", NULL, 0, KVMAI_STATE_ENABLED));
+	EXPECT_NE(NULL, strstr(self->ext, port("nic0"))) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, "quirk")) TH_LOG("extack: %s", self->ext);
+	ASSERT_EQ(0, set_param("acs_quirk_port", ""));
+	snap_take(&after);
+	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	ASSERT_EQ(0, get_group(self, "gq"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+}
+
 TEST_F(p2p, rmmod_while_enabled_restores)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
@@ -633,6 +726,42 @@ TEST_F(p2p, member_removed_while_enabled)
 	sysfs_write("/sys/bus/pci/rescan", "1");
 	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("gpu3"));
 	pci_bind(bdf("gpu3"), "vfio-pci");
+}
+
+/*
+ * IOMMU groups come from the kernel's ACS policy, never from an override
+ * in force when a device appears (patches/0001): a function removed and
+ * rescanned below a port whose redirect controls are overridden off gets
+ * its own group again, not its port's.  The test-only build calls
+ * pci_acs_override() directly, outside any group.
+ */
+TEST_F(p2p, iommu_group_ignores_override_at_rescan)
+{
+	const char *rp = port("gpu1");
+	char path[128], arg[64];
+	int before;
+
+	if (access("/sys/module/kvmai/parameters/acs_override", F_OK))
+		SKIP(return, "kernel without pci_acs_override() (patches/0001), or kvmai without KVMAI_TEST");
+	before = pci_iommu_group(bdf("gpu1"));
+	ASSERT_GE(before, 0);
+	ASSERT_NE(pci_iommu_group(rp), before) TH_LOG("gpu1 shares its port's group at boot");
+
+	snprintf(arg, sizeof(arg), "%s %x 0", rp, PCI_ACS_RR | PCI_ACS_CR);
+	ASSERT_EQ(0, set_param("acs_override", arg));
+	ASSERT_EQ(0, acs_now(rp) & (PCI_ACS_RR | PCI_ACS_CR));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("gpu1"));
+	sysfs_write(path, "1");
+	ASSERT_NE(0, access(path, F_OK));
+	sysfs_write("/sys/bus/pci/rescan", "1");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("gpu1"));
+
+	EXPECT_NE(pci_iommu_group(rp), pci_iommu_group(bdf("gpu1")))
+		TH_LOG("gpu1 joined port %s's IOMMU group %d", rp, pci_iommu_group(rp));
+	snprintf(arg, sizeof(arg), "%s 0 0", rp);
+	ASSERT_EQ(0, set_param("acs_override", arg));
+	EXPECT_EQ(snap_get(&self->before, rp), acs_now(rp));
+	pci_bind(bdf("gpu1"), "vfio-pci");
 }
 
 TEST_F(p2p, device_appearing_below_direct_group_disables_it)

@@ -41,6 +41,8 @@ int kvmai_devs(const struct kvmai_dev **out, int max);
 /* PCI config space through sysfs; returns bytes read or -errno. */
 int pci_cfg_read(const char *bdf, unsigned int off, void *buf, size_t len);
 int pci_cfg_read16(const char *bdf, unsigned int off, uint16_t *val);
+/* As root, behind the kernel's back: 0 or -errno. */
+int pci_cfg_write16(const char *bdf, unsigned int off, uint16_t val);
 /* Offset of extended capability @id, 0 if absent, -errno on error. */
 int pci_ext_cap(const char *bdf, uint16_t id);
 /* Name of the bound driver into @buf ("" when unbound). */

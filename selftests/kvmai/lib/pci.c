@@ -92,6 +92,22 @@ int pci_cfg_read16(const char *bdf, unsigned int off, uint16_t *val)
 	return n == sizeof(*val) ? 0 : (n < 0 ? n : -EIO);
 }
 
+int pci_cfg_write16(const char *bdf, unsigned int off, uint16_t val)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	dev_path(path, sizeof(path), bdf, "config");
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = pwrite(fd, &val, sizeof(val), off);
+	n = n == sizeof(val) ? 0 : (n < 0 ? -errno : -EIO);
+	close(fd);
+	return n;
+}
+
 int pci_ext_cap(const char *bdf, uint16_t id)
 {
 	unsigned int off = 0x100;
