@@ -1138,6 +1138,58 @@ TEST_F(p2p, dump_lists_every_group)
  * only the ports the group reports, and disabling restores every word.
  */
 /* 880 enable/delete rounds: minutes on a lockdep kernel under TCG. */
+/*
+ * Lock order (kvmai.h): device_lock -> kvmai_lock, and no PCI topology lock
+ * under kvmai_lock.  AER recovery holds pci_bus_sem while it takes device
+ * locks, and the bus notifier calls kvmai with a device lock held, so
+ * kvmai_lock -> pci_bus_sem would close a cycle that lockdep cannot see
+ * (device mutexes are not validated).  What lockdep does record is every
+ * lock taken under kvmai_lock: after driving the planner, the notifiers
+ * and the ATS watch, none may be a PCI topology lock.
+ */
+TEST_F(p2p, no_pci_topology_lock_under_kvmai_lock)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	char line[512], path[128];
+	bool in = false, found = false;
+	int bad = 0;
+	FILE *f;
+
+	if (access("/proc/lockdep", R_OK))
+		SKIP(return, "kernel without lockdep (/proc/lockdep)");
+	ASSERT_EQ(0, make_group(self, "gl", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gl", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	usleep(300 * 1000);	/* a few passes of the ATS watch */
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("gpu5"));
+	sysfs_write(path, "1");
+	sysfs_write("/sys/bus/pci/rescan", "1");	/* device added, re-plan */
+	pci_bind(bdf("gpu5"), "vfio-pci");
+	ASSERT_EQ(0, pci_bind(bdf("nic0"), ""));	/* member unbound */
+	ASSERT_EQ(0, pci_bind(bdf("nic0"), "vfio-pci"));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gl", NULL, 0, 0));
+
+	f = fopen("/proc/lockdep", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (strncmp(line, " -> ", 4)) {
+			size_t n = strlen(line);
+
+			in = n >= 12 && !strcmp(line + n - 12, ": kvmai_lock");
+			found |= in;
+			continue;
+		}
+		if (in && (strstr(line, "pci_bus_sem") || strstr(line, "pci_rescan_remove_lock"))) {
+			TH_LOG("kvmai_lock %s", line);
+			bad++;
+		}
+	}
+	fclose(f);
+	EXPECT_TRUE(found) TH_LOG("no kvmai_lock class in /proc/lockdep");
+	EXPECT_EQ(0, bad);
+}
+
 TEST_F_TIMEOUT(p2p, exhaustive_subsets_restore_exactly, 1200)
 {
 	int sets = 0, enabled = 0;
