@@ -5,11 +5,14 @@
  * as upstream compiles iommufd's selftest.c only with CONFIG_IOMMUFD_TEST.
  */
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/sysfs.h>
 #include <linux/moduleparam.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "kvmai.h"
 
@@ -18,10 +21,16 @@ module_param(unload_delay_ms, uint, 0600);
 MODULE_PARM_DESC(unload_delay_ms,
 		 "test only: pause module unload after its first step, to widen races");
 
+/* Config-access blocks in flight (hold_cfg_access below). */
+static atomic_t kvmai_test_holds = ATOMIC_INIT(0);
+
 void kvmai_test_unload_delay(void)
 {
 	if (unload_delay_ms)
 		msleep(unload_delay_ms);
+	/* Their work items run module code: let them end first. */
+	while (atomic_read(&kvmai_test_holds))
+		msleep(20);
 }
 
 static atomic_t fail_restores = ATOMIC_INIT(0);
@@ -94,3 +103,61 @@ static const struct kernel_param_ops acs_override_ops = {
 module_param_cb(acs_override, &acs_override_ops, NULL, 0200);
 MODULE_PARM_DESC(acs_override, "test only: \"BDF MASK VAL\" for pci_acs_override()");
 #endif
+
+/*
+ * "BDF MS": block config access to a device for MS milliseconds from a
+ * work item, as a reset (pci_dev_lock()) or any other holder of
+ * pci_cfg_access_lock() does.  Returns once the block is in place.
+ */
+struct kvmai_test_hold {
+	struct work_struct work;
+	struct completion held;
+	struct pci_dev *pdev;
+	unsigned int ms;
+};
+
+static void kvmai_test_hold_fn(struct work_struct *work)
+{
+	struct kvmai_test_hold *h = container_of(work, struct kvmai_test_hold, work);
+
+	pci_cfg_access_lock(h->pdev);
+	complete(&h->held);
+	msleep(h->ms);
+	pci_cfg_access_unlock(h->pdev);
+	pci_dev_put(h->pdev);
+	kfree(h);
+	atomic_dec(&kvmai_test_holds);
+}
+
+static int hold_cfg_access_set(const char *val, const struct kernel_param *kp)
+{
+	struct kvmai_test_hold *h;
+	struct device *dev;
+	char name[16];
+	unsigned int ms;
+
+	if (sscanf(val, "%15s %u", name, &ms) != 2 || ms > 10000)
+		return -EINVAL;
+	dev = bus_find_device_by_name(&pci_bus_type, NULL, name);
+	if (!dev)
+		return -ENODEV;
+	h = kzalloc_obj(*h);
+	if (!h) {
+		put_device(dev);
+		return -ENOMEM;
+	}
+	h->pdev = to_pci_dev(dev);	/* the reference goes with it */
+	h->ms = ms;
+	init_completion(&h->held);
+	INIT_WORK(&h->work, kvmai_test_hold_fn);
+	atomic_inc(&kvmai_test_holds);
+	schedule_work(&h->work);
+	wait_for_completion(&h->held);
+	return 0;
+}
+
+static const struct kernel_param_ops hold_cfg_access_ops = {
+	.set = hold_cfg_access_set,
+};
+module_param_cb(hold_cfg_access, &hold_cfg_access_ops, NULL, 0200);
+MODULE_PARM_DESC(hold_cfg_access, "test only: \"BDF MS\" blocks config access as a reset does");

@@ -580,6 +580,38 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 }
 
+/*
+ * With the series, a change to a port whose config access is blocked (a
+ * reset under way, or any other holder of pci_cfg_access_lock()) waits
+ * for the block to end: enabling neither fails nor races the reset, and
+ * a restore is not left pending.  The test-only build blocks the port
+ * for a second from a work item.
+ */
+TEST_F(p2p, changes_wait_for_a_blocked_port)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	const char *p = port("nic0");
+	char arg[64];
+
+	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
+		SKIP(return, "kernel without pci_acs_override() (patches/0001)");
+	if (access("/sys/module/kvmai/parameters/hold_cfg_access", F_OK))
+		SKIP(return, "kvmai built without KVMAI_TEST");
+	snprintf(arg, sizeof(arg), "%s 1000", p);
+	ASSERT_EQ(0, make_group(self, "gw", KVMAI_MODE_TRANSLATED, m, 2));
+
+	ASSERT_EQ(0, set_param("hold_cfg_access", arg));
+	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->ext);
+	EXPECT_EQ(snap_get(&self->before, p) | PCI_ACS_DT, acs_now(p));
+
+	ASSERT_EQ(0, set_param("hold_cfg_access", arg));
+	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_DISABLED));
+	EXPECT_EQ(0, restore_pending(self));
+	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
+	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+}
+
 TEST_F(p2p, rmmod_while_enabled_restores)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
