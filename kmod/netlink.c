@@ -246,7 +246,8 @@ bool kvmai_missing(struct genl_info *info, int type, const char *what)
 /*
  * Group and VM names reach the kernel log, monitors and operators'
  * terminals: printable ASCII without whitespace, and not empty (the policy
- * bounds the length).  True, with extack naming @what, if the name of
+ * bounds the length).  Lookups check names (and PCI addresses) the same
+ * way before an error message quotes them.  True, with extack naming @what, if the name of
  * attribute @type is not such a name.
  */
 bool kvmai_bad_name(struct genl_info *info, int type, const char *what)
@@ -276,7 +277,8 @@ static struct kvmai_group *kvmai_group_lookup(struct genl_info *info)
 	struct nlattr *attr = info->attrs[KVMAI_A_GROUP_NAME];
 	struct kvmai_group *grp;
 
-	if (kvmai_missing(info, KVMAI_A_GROUP_NAME, "group name"))
+	if (kvmai_missing(info, KVMAI_A_GROUP_NAME, "group name") ||
+	    kvmai_bad_name(info, KVMAI_A_GROUP_NAME, "group name"))
 		return ERR_PTR(-EINVAL);
 	grp = kvmai_group_find(nla_data(attr));
 	if (!grp) {
@@ -296,7 +298,9 @@ static struct pci_dev *kvmai_pci_lookup(struct genl_info *info)
 	const char *s;
 	char extra;
 
-	if (kvmai_missing(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address"))
+	/* Not echoed in extack unless printable. */
+	if (kvmai_missing(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address") ||
+	    kvmai_bad_name(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address"))
 		return ERR_PTR(-EINVAL);
 	s = nla_data(attr);
 	/* DDDD:BB:DD.F, or BB:DD.F in domain 0 */

@@ -177,7 +177,8 @@ static struct kvmai_pmu_vm *kvmai_pmu_lookup(struct genl_info *info)
 	struct nlattr *attr = info->attrs[KVMAI_A_PMU_VM];
 	struct kvmai_pmu_vm *pvm;
 
-	if (kvmai_missing(info, KVMAI_A_PMU_VM, "VM identifier"))
+	if (kvmai_missing(info, KVMAI_A_PMU_VM, "VM identifier") ||
+	    kvmai_bad_name(info, KVMAI_A_PMU_VM, "vm"))
 		return ERR_PTR(-EINVAL);
 	pvm = kvmai_pmu_vm_find(nla_data(attr));
 	if (!pvm) {

@@ -231,6 +231,36 @@ TEST_F(iso, names_must_be_printable)
 	EXPECT_EQ(0, new_group(_metadata, self, "g-1.a_b:c", "vm-1/x")) TH_LOG("%s", self->ext);
 }
 
+/* Lookups refuse such names too, and never echo their bytes back. */
+TEST_F(iso, lookups_do_not_echo_unprintable_names)
+{
+	static const char *const bad[] = { "a\nb", "\x1b[2Jx", "del\x7f" };
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE };
+
+	ASSERT_EQ(0, new_group(_metadata, self, "ok", "vm"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .name = bad[i] };
+		struct kt_req add = { .cmd = KVMAI_CMD_DEV_ADD, .name = "ok", .pci = bad[i] };
+
+		self->ext[0] = 0;
+		EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &get, NULL, 0, NULL,
+					      self->ext, sizeof(self->ext)))
+			TH_LOG("group-get of name %zu", i);
+		EXPECT_EQ(NULL, strstr(self->ext, bad[i])) TH_LOG("extack echoes name %zu", i);
+		self->ext[0] = 0;
+		EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &add, NULL, 0, NULL,
+					      self->ext, sizeof(self->ext)))
+			TH_LOG("dev-add of PCI address %zu", i);
+		EXPECT_EQ(NULL, strstr(self->ext, bad[i])) TH_LOG("extack echoes address %zu", i);
+		rel.vm = bad[i];
+		self->ext[0] = 0;
+		EXPECT_EQ(-EINVAL, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
+						  self->ext, sizeof(self->ext)))
+			TH_LOG("pmu-release of vm %zu", i);
+		EXPECT_EQ(NULL, strstr(self->ext, bad[i])) TH_LOG("extack echoes vm %zu", i);
+	}
+}
+
 /* One admin cannot make the module hold without bound. */
 TEST_F(iso, group_count_is_capped)
 {
