@@ -11,11 +11,15 @@ Stages (each timed):
   vm       the kselftests inside the emulated AI host (one count per case)
   vm-kernel  the same on the patched 7.x kernel ('make check' builds it
            first when it is not in the cache; a missing kernel is a failure)
+  nested   the nested_* kselftests, in an emulated host booted to run
+           guests of its own (vmhost.py --nested), on 6.12
+  nested-kernel  the same on the patched kernel
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
 
-vm and vm-kernel run the same cases on two kernels.  A case that skips
+vm and vm-kernel run the same cases on two kernels, as do nested and
+nested-kernel.  A case that skips
 because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP KVM
 ...": a feature of the series, or the fallback for kernels without it) is
 counted once, on the kernel where it passed, and listed; one that passed on
@@ -132,7 +136,7 @@ def parse_selftests(tally, stage, text):
         if m and current:
             verdict, case, rest = m.groups()
             name = f"{current}: {case}"
-            if stage.startswith("vm") and KERNEL_SKIP_RE.search(rest):
+            if stage.startswith(("vm", "nested")) and KERNEL_SKIP_RE.search(rest):
                 tally.kernel_skips.setdefault(name, []).append(stage)
             elif "# SKIP" in rest:
                 tally.add(stage, name, "skip")
@@ -185,26 +189,43 @@ def stage_patches(tally, args):
         tally.add("patches", "series", "fail", (out.strip().splitlines() or ["no output"])[-1])
 
 
-def stage_vm_kernel(tally, args):
+def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False):
     kdir = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "dir"], capture_output=True,
                           text=True).stdout.strip()
     payload = TOP / "build/vm-payload-kernel"
     if not kdir or not payload.exists():
         # 'make check' builds both before it runs this; without them the
         # series went untested, which is a failure, not a skip.
-        tally.add("vm-kernel", "patched kernel", "fail",
+        tally.add(stage, "patched kernel", "fail",
                   "not built: see the 'make kernel' output above" if not kdir else
                   f"no kvmai.ko payload for it at {payload} (make vm-payload-kernel)")
         return
-    stage_vm(tally, args, "vm-kernel", kdir, payload)
+    stage_vm(tally, args, stage, kdir, payload, nested)
 
 
-def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-payload"):
+# The selftests that need guests of the emulated host (nested_*): they run
+# only in a host booted with vmhost.py --nested, which has fewer vCPUs and
+# multi-threaded TCG (aihost.toml's [nested]), so in boots of their own.
+NESTED_SELFTESTS = "nested_test,kernel_health"
+
+
+def stage_nested(tally, args):
+    stage_vm(tally, args, "nested", nested=True)
+
+
+def stage_nested_kernel(tally, args):
+    stage_vm_kernel(tally, args, "nested-kernel", nested=True)
+
+
+def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-payload",
+             nested=False):
     cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(payload),
            "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
     if kernel_dir:
         cmd += ["--kernel-dir", kernel_dir]
-    if args.selftests:
+    if nested:
+        cmd += ["--nested", "--append", f"kvmai.selftests={args.selftests or NESTED_SELFTESTS}"]
+    elif args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     for attempt in (1, 2):
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -238,13 +259,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel")
+    ap.add_argument("--stages",
+                    default="unit,spec,host,patches,vm,vm-kernel,nested,nested-kernel")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
     stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
-              "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel}
+              "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
+              "nested": stage_nested, "nested-kernel": stage_nested_kernel}
     tally = Tally()
     t_all = time.monotonic()
     for name in args.stages.split(","):

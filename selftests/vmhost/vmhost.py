@@ -55,6 +55,7 @@ class Topology:
     def __init__(self, path):
         with open(path, "rb") as f:
             cfg = tomllib.load(f)
+        self.cfg = cfg
         self.machine = cfg["machine"]
         self.switches = {s["name"]: s for s in cfg.get("switch", [])}
         self.devices = cfg.get("device", [])
@@ -67,6 +68,14 @@ class Topology:
                 die(f"{path}: device '{d['name']}': unknown switch '{d.get('switch')}'")
             if d.get("role") not in ("gpu", "nic", "other"):
                 die(f"{path}: device '{d['name']}': role must be gpu, nic or other")
+
+    def nested_machine(self):
+        """The emulated host as it boots to run guests of its own: [nested]
+        may give it fewer vCPUs and its own TCG threading (see aihost.toml)."""
+        nested = self.cfg.get("nested") or die("no [nested] section in the topology")
+        for key in ("cpus", "tcg_thread"):
+            if f"l1_{key}" in nested:
+                self.machine[key] = nested[f"l1_{key}"]
 
     def qemu_args(self, tcg_thread=None):
         """Machine, NUMA, IOMMU, switches and endpoints as QEMU arguments.
@@ -277,6 +286,45 @@ def build_base(kernel, modules):
     return out
 
 
+# Bump when the layout of the nested part changes.
+NESTED_FORMAT = 1
+# Where QEMU's firmware comes from on the build machine, searched in order.
+FIRMWARE_DIRS = [Path("/usr/share/qemu"), Path("/usr/share/seabios")]
+
+
+def build_nested(kernel, base, cfg):
+    """What the emulated host needs to run guests of its own (L2, under KVM on
+    nested SVM), cached by content: Debian's QEMU with its libraries and the
+    firmware it loads, and the kernel and base initramfs L2 boots, the same as
+    the emulated host's, so that an L2 guest runs the same /init and scenarios
+    (guest/l2-run adds the run's payload)."""
+    qemu = Path(shutil.which("qemu-system-x86_64") or die("qemu-system-x86_64 not found"))
+    firmware = []
+    for name in cfg["firmware"]:
+        found = [d / name for d in FIRMWARE_DIRS if (d / name).exists()]
+        firmware.append(found[0] if found else die(f"QEMU firmware {name} not found"))
+    key = hashlib.sha256(repr((NESTED_FORMAT, qemu.stat().st_mtime,
+                               [(str(f), f.stat().st_mtime) for f in firmware],
+                               str(kernel.image), kernel.image.stat().st_mtime,
+                               base.name)).encode()).hexdigest()[:16]
+    out = CACHE / "vm" / f"nested-{kernel.version}-{key}.cpio.gz"
+    if out.exists():
+        return out
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        copy_into(root, qemu, "usr/bin/qemu-system-x86_64")
+        for lib in elf_deps([qemu]):
+            copy_into(root, lib)
+        for f in firmware:
+            copy_into(root, f, f"usr/share/kvmai-l2/firmware/{f.name}")
+        copy_into(root, kernel.image, "usr/share/kvmai-l2/vmlinuz")
+        copy_into(root, base, "usr/share/kvmai-l2/base.cpio.gz")
+        tmp_out = out.with_suffix(".tmp")
+        cpio_gz(root, tmp_out)
+        tmp_out.rename(out)
+    return out
+
+
 def build_payload(payload_dir, devmap, out):
     """Per-run part: /init, the project's files and the libraries they need."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -300,6 +348,8 @@ def build_payload(payload_dir, devmap, out):
 
 def boot(args):
     topo = Topology(args.topology)
+    if args.nested:
+        topo.nested_machine()
     kernel = Kernel(args.kernel_dir)
     qargs, devmap = topo.qemu_args(args.tcg_thread)
 
@@ -313,9 +363,22 @@ def boot(args):
     base = build_base(kernel, topo.machine.get("modules", []))
     payload = work / "payload.cpio.gz"
     build_payload(args.payload, devmap, payload)
+    parts = [base, payload]
+    if args.nested:
+        # L2 boots base + this run's payload too: both go in as files.
+        l2 = work / "l2.cpio.gz"
+        nested = topo.cfg["nested"]
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_into(Path(tmp), payload, "usr/share/kvmai-l2/payload.cpio.gz")
+            (Path(tmp) / "etc/kvmai").mkdir(parents=True)
+            (Path(tmp) / "etc/kvmai/nested").write_text(
+                "".join(f"L2_{k.upper()}={nested[k]}\n"
+                        for k in ("memory_mib", "cpus", "numa_nodes", "timeout_s")))
+            cpio_gz(Path(tmp), l2)
+        parts += [build_nested(kernel, base, topo.cfg["nested"]), l2]
     initrd = work / "initrd.img"
     with open(initrd, "wb") as f:
-        for part in (base, payload):
+        for part in parts:
             f.write(part.read_bytes())
     t_initrd = time.monotonic() - t0
 
@@ -407,6 +470,8 @@ def main():
     ap.add_argument("--timeout", type=int, help="seconds (default: from the topology)")
     ap.add_argument("--tcg-thread", choices=("single", "multi"),
                     help="TCG threading (default: the topology's tcg_thread)")
+    ap.add_argument("--nested", action="store_true",
+                    help="let the emulated host run guests of its own (guest/l2-run)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--print-qemu-args", action="store_true",
                     help="print the machine's QEMU arguments and the device map, then exit")
