@@ -114,6 +114,25 @@ TEST_F(cli, refusals_are_one_line_with_the_kernel_reason)
 	EXPECT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group del gd"));
 }
 
+/* VFs the host creates appear in topo with their PF and number. */
+TEST_F(cli, topo_lists_new_vfs_with_their_pf)
+{
+	const char *pf = kvmai_dev("nic3")->bdf;
+	char want[128], ignored[256];
+
+	ASSERT_EQ(0, sh(self->out, sizeof(self->out),
+			"echo 2 > /sys/bus/pci/devices/%s/sriov_numvfs", pf)) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	sh(ignored, sizeof(ignored), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", pf);
+	ASSERT_NE(NULL, strstr(self->out, "\"vfs\":[{")) TH_LOG("%s", self->out);
+	for (int i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want), "\"pf\":\"%s\",\"pf_name\":\"nic3\",\"index\":%d,", pf, i);
+		EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no %s in:\n%s", want, self->out);
+	}
+	snprintf(want, sizeof(want), "\"index\":2,");
+	EXPECT_EQ(NULL, strstr(self->out, want)) TH_LOG("a third VF");
+}
+
 TEST(without_module_group_add_fails_cleanly)
 {
 	char out[4096];

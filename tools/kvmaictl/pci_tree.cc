@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <sstream>
+#include <stdexcept>
 
 namespace kvmaictl {
 namespace {
@@ -66,6 +67,15 @@ PciDevice read_device(const TreeReader& sys, const std::string& bdf) {
   d.sriov_totalvfs = opt_int(sys, rel + "/sriov_totalvfs");
   d.sriov_numvfs = opt_int(sys, rel + "/sriov_numvfs");
   d.is_virtfn = sys.exists(rel + "/physfn");
+  d.physfn = link_name(sys, rel + "/physfn").value_or("");
+  for (const auto& id : sys.list(rel + "/mdev_supported_types")) {
+    std::string t = rel + "/mdev_supported_types/";
+    t += id;
+    d.mdev_types.push_back({.id = id,
+                            .name = read_line(sys, t + "/name").value_or(""),
+                            .available_instances = opt_int(sys, t + "/available_instances"),
+                            .device_api = read_line(sys, t + "/device_api").value_or("")});
+  }
   d.boot_vga = read_line(sys, rel + "/boot_vga").value_or("0") == "1";
   return d;
 }
@@ -145,6 +155,35 @@ PciTree PciTree::read(const TreeReader& sys) {
   }
   std::sort(t.devices_.begin(), t.devices_.end(),
             [](const PciDevice& a, const PciDevice& b) { return a.bdf < b.bdf; });
+
+  // VF numbers: a PF links each of its VFs as virtfnN.
+  const auto find_mut = [&t](const std::string& bdf) -> PciDevice* {
+    const auto it =
+        std::lower_bound(t.devices_.begin(), t.devices_.end(), bdf,
+                         [](const PciDevice& d, const std::string& b) { return d.bdf < b; });
+    return it != t.devices_.end() && it->bdf == bdf ? &*it : nullptr;
+  };
+  for (const auto& pf : t.devices_) {
+    if (!pf.sriov_totalvfs) {
+      continue;
+    }
+    const std::string rel = "bus/pci/devices/" + pf.bdf;
+    for (const auto& entry : sys.list(rel)) {
+      if (!entry.starts_with("virtfn")) {
+        continue;
+      }
+      std::string link = rel + "/";
+      link += entry;
+      PciDevice* vf = find_mut(link_name(sys, link).value_or(""));
+      try {
+        if (vf != nullptr) {
+          vf->vf_index = std::stoi(entry.substr(6));
+        }
+      } catch (const std::exception&) {
+        // "virtfn" without a number is no link of the kernel's: no index.
+      }
+    }
+  }
 
   // Roots, and which domains have expanders on bus 0 ("0000:00:").
   std::vector<std::string> pxb_domains;

@@ -34,6 +34,15 @@ struct PciRoot {
   bool expander = false;
 };
 
+// A mediated device type a parent device offers (mdev_supported_types/<id>),
+// e.g. a vGPU profile.
+struct MdevType {
+  std::string id;    // "nvidia-222"
+  std::string name;  // "GRID T4-4Q", "" when the driver gives none
+  std::optional<int> available_instances;
+  std::string device_api;  // "vfio-pci"
+};
+
 struct PciDevice {
   std::string bdf;                   // "0000:18:00.0"
   std::string root;                  // "pci0000:15"
@@ -53,7 +62,10 @@ struct PciDevice {
   std::optional<int> max_link_width;
   std::optional<int> sriov_totalvfs;
   std::optional<int> sriov_numvfs;
-  bool is_virtfn = false;  // an SR-IOV VF
+  bool is_virtfn = false;       // an SR-IOV VF
+  std::string physfn;           // a VF's PF ("0000:3f:00.0"), else ""
+  std::optional<int> vf_index;  // a VF's number at its PF (virtfnN)
+  std::vector<MdevType> mdev_types;
   bool boot_vga = false;
   Role role = Role::endpoint;
 

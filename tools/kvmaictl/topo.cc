@@ -53,6 +53,19 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.print_opt_string("driver", nonempty(d.driver), {"", 12});
   out.print_string("ats", ats_state(d), {"", 10});
   out.print_opt_string("switch", nonempty(topo.switch_of(d)), {});
+  out.print_opt_int("sriov_totalvfs", opt64(d.sriov_totalvfs), {}, "-", Show::json_only);
+  out.print_opt_int("sriov_numvfs", opt64(d.sriov_numvfs), {}, "-", Show::json_only);
+  out.open_array("mdev_types");
+  for (const auto& t : d.mdev_types) {
+    out.open_object();
+    out.print_string("id", t.id, {}, Show::json_only);
+    out.print_opt_string("name", nonempty(t.name), {}, "-", Show::json_only);
+    out.print_opt_int("available_instances", opt64(t.available_instances), {}, "-",
+                      Show::json_only);
+    out.print_opt_string("device_api", nonempty(t.device_api), {}, "-", Show::json_only);
+    out.close_object();
+  }
+  out.close_array();
   out.open_array("upstream");
   for (const auto& bdf : d.parents) {
     const PciDevice* p = topo.tree().find(bdf);
@@ -65,6 +78,47 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.close_array();
   out.close_object();
   out.newline();
+}
+
+// The GPU or NIC name of a PF, "" if it is neither.
+std::string name_of(const Topology& topo, const std::string& bdf) {
+  for (const auto* list : {&topo.gpus(), &topo.nics()}) {
+    for (const auto& n : *list) {
+      if (n.dev->bdf == bdf) {
+        return n.name;
+      }
+    }
+  }
+  return "";
+}
+
+// SR-IOV VFs: what operators pass to VMs in place of their PF.
+void print_vf(Printer& out, const Topology& topo, const PciDevice& vf) {
+  out.open_object();
+  out.print_string("bdf", vf.bdf, {"", 14});
+  out.print_string("pf", vf.physfn, {"", 14});
+  out.print_opt_string("pf_name", nonempty(name_of(topo, vf.physfn)), {"", 9});
+  out.print_opt_int("index", opt64(vf.vf_index), {"", 7});
+  out.print_string("vendor", to_hex(vf.vendor, 4), {}, Show::json_only);
+  out.print_string("device", to_hex(vf.device, 4), {}, Show::json_only);
+  out.text(to_hex(vf.vendor, 4).substr(2) + ":" + to_hex(vf.device, 4).substr(2) + "  ");
+  out.print_opt_int("numa_node", opt64(vf.numa_node), {"", 6});
+  out.print_opt_int("iommu_group", opt64(vf.iommu_group), {"", 7});
+  out.print_opt_string("driver", nonempty(vf.driver), {});
+  out.close_object();
+  out.newline();
+}
+
+void print_mdev_types(Printer& out, const PciDevice& d) {
+  for (const auto& t : d.mdev_types) {
+    out.print_string("parent", d.bdf, {"", 14}, Show::text_only);
+    out.print_string("id", t.id, {"", 14}, Show::text_only);
+    out.print_opt_string("name", nonempty(t.name), {"", 14}, "-", Show::text_only);
+    out.print_opt_int("available_instances", opt64(t.available_instances), {"", 11}, "-",
+                      Show::text_only);
+    out.print_opt_string("device_api", nonempty(t.device_api), {}, "-", Show::text_only);
+    out.newline();
+  }
 }
 
 void print_switch(Printer& out, const Switch& s) {
@@ -150,7 +204,29 @@ void show(const Args& args, Context& ctx) {
   }
   out.close_array();
 
+  // Only in text: JSON carries them in each device's mdev_types.
+  if (!out.json() && std::any_of(topo.tree().devices().begin(), topo.tree().devices().end(),
+                                 [](const PciDevice& d) { return !d.mdev_types.empty(); })) {
+    out.text("\nMDEV PARENT   TYPE          NAME          AVAILABLE  API\n");
+    for (const auto* list : {&topo.gpus(), &topo.nics()}) {
+      for (const auto& n : *list) {
+        if (wanted(n, filter)) {
+          print_mdev_types(out, *n.dev);
+        }
+      }
+    }
+  }
+
   if (filter.empty()) {
+    out.text("\nVF            PF            PF-NAME  INDEX  VID:DID    NUMA  GROUP  DRIVER\n");
+    out.open_array("vfs");
+    for (const auto& d : topo.tree().devices()) {
+      if (d.is_virtfn) {
+        print_vf(out, topo, d);
+      }
+    }
+    out.close_array();
+
     out.text("\nSWITCH  KIND      UPSTREAM      ROOT        DOWNSTREAM PORTS\n");
     out.open_array("switches");
     for (const auto& s : topo.switches()) {

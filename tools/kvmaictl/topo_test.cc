@@ -32,11 +32,12 @@ nlohmann::ordered_json topo_json(const std::string& fixture, Args extra = {}) {
 // here as a deliberate change.
 TEST(TopoJson, SchemaIsStable) {
   const auto j = topo_json("hgx");
-  EXPECT_EQ(keys(j), (std::vector<std::string>{"devices", "switches", "pairs"}));
-  EXPECT_EQ(keys(j["devices"][0]),
-            (std::vector<std::string>{"name", "kind", "bdf", "class", "vendor", "device",
-                                      "numa_node", "iommu_group", "iommu_group_type", "driver",
-                                      "ats", "switch", "upstream"}));
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"devices", "vfs", "switches", "pairs"}));
+  EXPECT_EQ(
+      keys(j["devices"][0]),
+      (std::vector<std::string>{"name", "kind", "bdf", "class", "vendor", "device", "numa_node",
+                                "iommu_group", "iommu_group_type", "driver", "ats", "switch",
+                                "sriov_totalvfs", "sriov_numvfs", "mdev_types", "upstream"}));
   EXPECT_EQ(keys(j["devices"][0]["upstream"][0]), (std::vector<std::string>{"bdf", "role"}));
   EXPECT_EQ(keys(j["switches"][0]), (std::vector<std::string>{"name", "kind", "upstream_port",
                                                               "root", "downstream_ports"}));
@@ -47,6 +48,41 @@ TEST(TopoJson, SchemaIsStable) {
   EXPECT_EQ(keys(pair["ports"][0]), (std::vector<std::string>{"bdf", "role", "acs"}));
   EXPECT_EQ(keys(pair["ports"][0]["acs"]),
             (std::vector<std::string>{"state", "cap", "ctl", "cap_bits", "ctl_bits"}));
+}
+
+// Operators pass VFs, not PFs: each VF with its PF, number and driver.
+TEST(TopoJson, ListsVfsWithPfAndIndex) {
+  const auto j = topo_json("multifunction");
+  ASSERT_EQ(j["vfs"].size(), 2U);
+  for (int i = 0; i < 2; ++i) {
+    const auto& vf = j["vfs"][i];
+    EXPECT_EQ(vf["bdf"], "0000:3f:00." + std::to_string(2 + i));
+    EXPECT_EQ(vf["pf"], "0000:3f:00.0");
+    EXPECT_EQ(vf["pf_name"], "nic0");
+    EXPECT_EQ(vf["index"], i);
+    EXPECT_EQ(vf["driver"], "mlx5_core");
+    EXPECT_EQ(vf["numa_node"], 0);
+  }
+  const auto& nic0 = j["devices"][2];
+  ASSERT_EQ(nic0["name"], "nic0");
+  EXPECT_EQ(nic0["sriov_totalvfs"], 8);
+  EXPECT_EQ(nic0["sriov_numvfs"], 2);
+  // VFs are never listed as NICs of their own.
+  for (const auto& d : j["devices"]) {
+    EXPECT_NE(d["bdf"], "0000:3f:00.2");
+  }
+}
+
+TEST(TopoJson, ListsMdevTypes) {
+  const auto j = topo_json("multifunction");
+  const auto& gpu1 = j["devices"][1];
+  ASSERT_EQ(gpu1["name"], "gpu1");
+  ASSERT_EQ(gpu1["mdev_types"].size(), 2U);
+  EXPECT_EQ(gpu1["mdev_types"][0]["id"], "nvidia-222");
+  EXPECT_EQ(gpu1["mdev_types"][0]["name"], "GRID T4-4Q");
+  EXPECT_EQ(gpu1["mdev_types"][0]["available_instances"], 4);
+  EXPECT_EQ(gpu1["mdev_types"][0]["device_api"], "vfio-pci");
+  EXPECT_TRUE(j["devices"][0]["mdev_types"].empty());
 }
 
 TEST(TopoJson, EmulatedGpu0Nic0IsPixThroughExpanderAndRedirected) {

@@ -204,6 +204,12 @@ def emit(host, out):
             write(os.path.join(p, "sriov_numvfs"), "%d\n" % kw["sriov"][1])
         if kw.get("physfn"):
             symlink(dev_dir(kw["physfn"]), os.path.join(p, "physfn"))
+            symlink(p, os.path.join(dev_dir(kw["physfn"]), "virtfn%d" % kw["vf_index"]))
+        for tid, name, avail, api in kw.get("mdev_types", []):
+            t = os.path.join(p, "mdev_supported_types", tid)
+            write(os.path.join(t, "name"), name + "\n")
+            write(os.path.join(t, "available_instances"), "%d\n" % avail)
+            write(os.path.join(t, "device_api"), api + "\n")
         if d.cls >> 8 == 0x0300:
             write(os.path.join(p, "boot_vga"), "1\n" if kw.get("boot_vga") else "0\n")
         if kw.get("driver"):
@@ -411,8 +417,10 @@ def multifunction():
     r0 = h.root(0x00, numa=0)
     chipset(r0)
     r = h.root(0x3A, numa=0)
+    # The second GPU offers vGPU profiles as mdev types (pre-SR-IOV vGPU).
+    vgpu = [("nvidia-222", "GRID T4-4Q", 4, "vfio-pci"), ("nvidia-223", "GRID T4-8Q", 2, "vfio-pci")]
     rp, usp, eps, _ = switch(r, 0x01, 0x3B, ACS_KERNEL_DEFAULT,
-                             [gpu(multifunction=True, group=40), gpu()])
+                             [gpu(multifunction=True, group=40), gpu(mdev_types=vgpu)])
     gpu0 = eps[0]
     gpu0.parent.add(0x00, 1, NVIDIA, 0x22A6, 0x040300, driver="snd_hda_intel", group=40)
     dsp = usp.add(0x02, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0x3F,
@@ -422,7 +430,8 @@ def multifunction():
     dsp.add(0x00, 1, MELLANOX, 0x101D, ETH, driver="mlx5_core", mps=256, mrrs=512, ats=True,
             sriov=(8, 0), group=41)
     for i in range(2):
-        dsp.add(0x00, 2 + i, MELLANOX, 0x101E, ETH, driver="mlx5_core", physfn=pf0, ats=True)
+        dsp.add(0x00, 2 + i, MELLANOX, 0x101E, ETH, driver="mlx5_core", physfn=pf0, vf_index=i,
+                ats=True)
     return h
 
 
