@@ -138,4 +138,79 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 	EXPECT_STREQ(gup, nup);
 }
 
+/* In `kvmaictl -j topo` output: a device's NUMA node, or -2 if absent. */
+static int topo_numa(const char *json, const char *name)
+{
+	char pat[64];
+	const char *p;
+	int numa = -2;
+
+	snprintf(pat, sizeof(pat), "\"name\":\"%s\"", name);
+	p = strstr(json, pat);
+	if (p && (p = strstr(p, "\"numa_node\":")))
+		sscanf(p + strlen("\"numa_node\":"), "%d", &numa);
+	return numa;
+}
+
+/* A pair's path class ("PIX", "SYS", ...) into @path, "" if absent. */
+static void topo_path(const char *json, const char *gpu, const char *nic, char *path)
+{
+	char pat[96];
+	const char *p;
+
+	path[0] = 0;
+	snprintf(pat, sizeof(pat), "\"gpu\":\"%s\",\"nic\":\"%s\",\"path\":\"", gpu, nic);
+	p = strstr(json, pat);
+	if (p)
+		sscanf(p + strlen(pat), "%7[A-Z]", path);
+}
+
+/*
+ * The dogfood: two GPUs and two NICs from two NUMA nodes and two switches
+ * of the emulated host, laid out for L2 by `kvmaictl vm plan` and booted
+ * with exactly its QEMU arguments.  kvmaictl topo inside L2 must show every
+ * pair with the path class it has on the host, and every device on its
+ * host node's guest node (plan numbers guest nodes in host order).
+ */
+TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 300)
+{
+	/* Host names, and what L2's kvmaictl calls them (in bus order). */
+	static const char *const host[] = { "gpu0", "gpu2", "nic0", "nic2" };
+	static const char *const guest[] = { "gpu0", "gpu1", "nic0", "nic1" };
+	char drv[4][64], cmd[512], l1[65536], l2[65536], hp[8], gp[8];
+	int rc;
+
+	if (access(L2_SHARE, F_OK))
+		SKIP(return, "emulated host booted without vmhost.py --nested");
+	for (int i = 0; i < 4; i++) {
+		ASSERT_NE(NULL, kvmai_dev(host[i]));
+		ASSERT_EQ(0, pci_driver(kvmai_dev(host[i])->bdf, drv[i], sizeof(drv[i])));
+		ASSERT_EQ(0, pci_bind(kvmai_dev(host[i])->bdf, "vfio-pci"));
+	}
+	ASSERT_EQ(0, run_capture("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1)));
+	snprintf(cmd, sizeof(cmd),
+		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256) && "
+		 "l2-run -M -s l2-topo -w /tmp/l2-plan -- $plan 2>&1",
+		 host[0], host[1], host[2], host[3]);
+	rc = run_capture(cmd, l2, sizeof(l2));
+	for (int i = 0; i < 4; i++)
+		pci_bind(kvmai_dev(host[i])->bdf, drv[i]);
+	ASSERT_EQ(0, rc) TH_LOG("plan or l2-run failed:\n%s", l2);
+
+	for (int i = 0; i < 4; i++) {
+		EXPECT_GE(topo_numa(l1, host[i]), 0) TH_LOG("%s: no NUMA node on the host", host[i]);
+		EXPECT_EQ(topo_numa(l1, host[i]), topo_numa(l2, guest[i]))
+			TH_LOG("%s is %s in L2", host[i], guest[i]);
+	}
+	for (int g = 0; g < 2; g++) {
+		for (int n = 2; n < 4; n++) {
+			topo_path(l1, host[g], host[n], hp);
+			topo_path(l2, guest[g], guest[n], gp);
+			EXPECT_NE(0, hp[0]) TH_LOG("no %s-%s pair on the host", host[g], host[n]);
+			EXPECT_STREQ(hp, gp) TH_LOG("%s-%s: %s on the host, %s in L2", host[g],
+						    host[n], hp, gp);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN

@@ -420,9 +420,11 @@ def multifunction():
     # The second GPU offers vGPU profiles as mdev types (pre-SR-IOV vGPU).
     vgpu = [("nvidia-222", "GRID T4-4Q", 4, "vfio-pci"), ("nvidia-223", "GRID T4-8Q", 2, "vfio-pci")]
     rp, usp, eps, _ = switch(r, 0x01, 0x3B, ACS_KERNEL_DEFAULT,
-                             [gpu(multifunction=True, group=40), gpu(mdev_types=vgpu)])
+                             [gpu(multifunction=True, group=40, driver="vfio-pci"),
+                              gpu(mdev_types=vgpu)])
     gpu0 = eps[0]
-    gpu0.parent.add(0x00, 1, NVIDIA, 0x22A6, 0x040300, driver="snd_hda_intel", group=40)
+    # gpu0 and its audio function are bound to vfio-pci, as for a VM.
+    gpu0.parent.add(0x00, 1, NVIDIA, 0x22A6, 0x040300, driver="vfio-pci", group=40)
     dsp = usp.add(0x02, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0x3F,
                   acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
     pf0 = dsp.add(0x00, 0, MELLANOX, 0x101D, ETH, multifunction=True, driver="mlx5_core",
@@ -461,14 +463,14 @@ def iommu_off():
     return h
 
 
-def emulated(dt):
+def emulated(dt, name=None, nic_driver="virtio-pci"):
     """The project's QEMU host: q35, each "switch" a pxb-pcie expander
     (1b36:000b on bus 0) whose root bus holds root ports (1b36:000c, ACS
     cap 0x5f) with a GPU and a virtio NIC (ats=on); intel-iommu with
     device-iotlb. With `dt`, ACS DT is set on those root ports and ATS is
     enabled on both ends (translated P2P). The GPUs are virtio-gpu-pci,
     display controllers of class 0x0380."""
-    h = Host("emulated-dt" if dt else "emulated")
+    h = Host(name or ("emulated-dt" if dt else "emulated"))
     h.group_type = "DMA"
     h.modules += ["kvmai"]
     h.hugepages = {"1048576kB": 0, "2048kB": 512}
@@ -489,7 +491,7 @@ def emulated(dt):
                      acs=(ACS_CAP_FULL, ctl), driver="pcieport")
         rp_a.add(0x00, 0, 0x1AF4, 0x1050, DISPLAY_OTHER, driver="vfio-pci", ats=dt, mps=128,
                  mrrs=512)
-        rp_b.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver="virtio-pci", ats=dt, mps=128, mrrs=512)
+        rp_b.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver=nic_driver, ats=dt, mps=128, mrrs=512)
     return h
 
 
@@ -542,7 +544,8 @@ def no_pmu():
 
 
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
-         lambda: emulated(True), unprivileged, pmu_server, no_pmu]
+         lambda: emulated(True), unprivileged, pmu_server, no_pmu,
+         lambda: emulated(True, "emulated-vm", "vfio-pci")]
 
 
 def main():

@@ -1,0 +1,66 @@
+// The guest layout for a set of host devices: `kvmaictl vm plan`.
+//
+// The guest mirrors the host's PCIe tree above the assigned devices, so that
+// every pair keeps its path class (PIX/PXB/PHB/NODE/SYS) in the guest: one
+// pxb-pcie expander per host root bus (on the guest NUMA node of that root
+// bus's host node), and below it one emulated bridge per host bridge on the
+// devices' paths (root port, switch upstream port, downstream port).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sysfs.h"
+#include "topology.h"
+
+namespace kvmaictl {
+
+struct PlanRequest {
+  std::vector<std::string> devices;  // gpuN, nicN, BDFs (DDDD:BB:DD.F or BB:DD.F)
+  int vcpus = 0;
+  int memory_mib = 0;
+};
+
+struct GuestNode {
+  int id = 0;         // guest NUMA node
+  int host_node = 0;  // the host node whose devices, CPUs and memory it gets
+  int vcpus = 0;
+  int memory_mib = 0;
+  std::string host_cpus;  // the host node's cpulist, "" if unknown
+};
+
+struct GuestBridge {
+  std::string id;      // QEMU id: pxb0, rp0, up0, dp0
+  std::string model;   // pxb-pcie, pcie-root-port, x3130-upstream, xio3130-downstream
+  std::string bus;     // parent's id (pcie.0 for an expander)
+  std::string host;    // the host bridge or root bus it stands for
+  int bus_nr = 0;      // expanders only
+  int numa_node = -1;  // expanders only
+  int chassis = 0;     // root and downstream ports
+};
+
+struct GuestDevice {
+  std::string name;  // "gpu0", or the BDF for other devices
+  std::string host_bdf;
+  std::string bus;  // id of the guest bridge it sits below
+  int guest_node = 0;
+  std::optional<int> clique;  // NVIDIA GPUDirect clique id
+};
+
+struct VmPlan {
+  std::vector<GuestNode> nodes;
+  std::vector<GuestBridge> bridges;
+  std::vector<GuestDevice> devices;
+  std::vector<std::string> notes;  // what the plan cannot do for the guest
+};
+
+// Throws OpError (one line, naming the device) for unknown devices, devices
+// not bound to vfio-pci, IOMMU groups only partly assigned and layouts that
+// do not fit; UsageError for sizes that cannot be split over the nodes.
+VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& req);
+
+// The plan as QEMU arguments, one option and its value per element pair.
+std::vector<std::string> qemu_args(const VmPlan& plan);
+
+}  // namespace kvmaictl

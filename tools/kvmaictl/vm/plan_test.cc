@@ -1,0 +1,132 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace kvmaictl {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_cli;
+using testing::testdata;
+
+nlohmann::ordered_json plan_json(const std::string& fixture, Args devs) {
+  Args args{"-j", "vm", "plan"};
+  args.insert(args.end(), devs.begin(), devs.end());
+  args.insert(args.end(), {"--sysfs-root", testdata(fixture + "/sys")});
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+  return nlohmann::ordered_json::parse(r.out);
+}
+
+// The model of each guest bridge on a device's way up, device first.
+std::vector<std::string> chain(const nlohmann::ordered_json& plan, const std::string& dev) {
+  std::string bus;
+  for (const auto& d : plan["devices"]) {
+    if (d["name"] == dev) {
+      bus = d["bus"];
+    }
+  }
+  std::vector<std::string> models;
+  while (!bus.empty() && bus != "pcie.0") {
+    std::string next;
+    for (const auto& b : plan["bridges"]) {
+      if (b["id"] == bus) {
+        models.push_back(b["model"]);
+        next = b["bus"];
+      }
+    }
+    if (next.empty()) {
+      return {"(dangling " + bus + ")"};
+    }
+    bus = next;
+  }
+  return models;
+}
+
+// A GPU and its NIC below one expander: one pxb on their node, a root port
+// each, as on the host; so the pair stays PIX through one host bridge.
+TEST(VmPlan, PairBelowOneExpanderKeepsItsRootPorts) {
+  const auto p = plan_json("emulated-vm", {"gpu0", "nic0", "vcpus", "4", "memory", "2048"});
+  ASSERT_EQ(p["nodes"].size(), 1U);
+  EXPECT_EQ(p["nodes"][0]["host_node"], 0);
+  EXPECT_EQ(p["nodes"][0]["vcpus"], 4);
+  EXPECT_EQ(p["nodes"][0]["memory_mib"], 2048);
+  EXPECT_EQ(chain(p, "gpu0"), (std::vector<std::string>{"pcie-root-port", "pxb-pcie"}));
+  EXPECT_EQ(chain(p, "nic0"), (std::vector<std::string>{"pcie-root-port", "pxb-pcie"}));
+  EXPECT_NE(p["devices"][0]["bus"], p["devices"][1]["bus"]);
+  EXPECT_EQ(p["bridges"][0]["numa_node"], 0);
+  EXPECT_EQ(p["bridges"][0]["host"], "pci0000:20");
+}
+
+// Two host nodes: two guest nodes, one expander on each, CPUs and memory
+// split evenly, each device on its host node's guest node.
+TEST(VmPlan, TwoNodesGiveTwoGuestNodesAndExpanders) {
+  const auto p =
+      plan_json("emulated-vm", {"gpu0", "nic0", "gpu1", "nic1", "vcpus", "4", "memory", "512"});
+  ASSERT_EQ(p["nodes"].size(), 2U);
+  for (int n = 0; n < 2; ++n) {
+    EXPECT_EQ(p["nodes"][n]["id"], n);
+    EXPECT_EQ(p["nodes"][n]["host_node"], n);
+    EXPECT_EQ(p["nodes"][n]["vcpus"], 2);
+    EXPECT_EQ(p["nodes"][n]["memory_mib"], 256);
+  }
+  int pxbs = 0;
+  for (const auto& b : p["bridges"]) {
+    if (b["model"] == "pxb-pcie") {
+      EXPECT_EQ(b["numa_node"], pxbs);
+      ++pxbs;
+    }
+  }
+  EXPECT_EQ(pxbs, 2);
+  for (const auto& d : p["devices"]) {
+    const std::string name = d["name"];
+    EXPECT_EQ(d["guest_node"], name.back() == '0' ? 0 : 1) << name;
+  }
+}
+
+TEST(VmPlan, QemuFormatIsOneOptionPerLine) {
+  const auto r = run_cli({"vm", "plan", "gpu0", "nic1", "vcpus", "2", "memory", "256",
+                          "--sysfs-root", testdata("emulated-vm/sys")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("-device pxb-pcie,id=pxb0,bus=pcie.0,bus_nr=32,numa_node=0\n"));
+  EXPECT_THAT(r.out, HasSubstr("-device pxb-pcie,id=pxb1,bus=pcie.0,bus_nr=64,numa_node=1\n"));
+  EXPECT_THAT(r.out, HasSubstr("-device vfio-pci,host=0000:21:00.0,bus=rp0\n"));
+  EXPECT_THAT(r.out, HasSubstr("-numa node,nodeid=1,cpus=1-1,memdev=mem1\n"));
+  EXPECT_THAT(r.out, HasSubstr("host-nodes=1,policy=bind"));
+  EXPECT_THAT(r.out, HasSubstr("device-iotlb=on"));
+  EXPECT_THAT(r.out, HasSubstr("host-phys-bits=on"));
+}
+
+TEST(VmPlan, RefusalsNameTheDevice) {
+  const auto sys = testdata("emulated-vm/sys");
+  auto r = run_cli({"vm", "plan", "gpu9", "--sysfs-root", sys});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("no device \"gpu9\""));
+  r = run_cli({"vm", "plan", "gpu0", "nic0", "--sysfs-root", testdata("emulated/sys")});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("nic0 (0000:22:00.0) is bound to virtio-pci, not vfio-pci"));
+  r = run_cli({"vm", "plan", "gpu0", "gpu0", "--sysfs-root", sys});
+  EXPECT_THAT(r.err, HasSubstr("named twice"));
+  r = run_cli({"vm", "plan", "gpu0", "nic1", "vcpus", "3", "--sysfs-root", sys});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("vcpus (3) must be a multiple"));
+  r = run_cli({"vm", "plan", "0000:20:00.0", "--sysfs-root", sys});
+  EXPECT_THAT(r.err, HasSubstr("is a bridge"));
+}
+
+// VFIO assigns whole IOMMU groups: half a group is refused, naming the rest.
+TEST(VmPlan, PartIommuGroupIsRefused) {
+  const auto sys = testdata("multifunction/sys");
+  auto r = run_cli({"vm", "plan", "gpu0", "--sysfs-root", sys});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("IOMMU group 40 of 0000:3d:00.0 also holds 0000:3d:00.1, which "
+                               "is not assigned"));
+  r = run_cli({"vm", "plan", "gpu0", "3d:00.1", "--sysfs-root", sys});
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+}
+
+}  // namespace
+}  // namespace kvmaictl
