@@ -80,24 +80,13 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.newline();
 }
 
-// The GPU or NIC name of a PF, "" if it is neither.
-std::string name_of(const Topology& topo, const std::string& bdf) {
-  for (const auto* list : {&topo.gpus(), &topo.nics()}) {
-    for (const auto& n : *list) {
-      if (n.dev->bdf == bdf) {
-        return n.name;
-      }
-    }
-  }
-  return "";
-}
-
 // SR-IOV VFs: what operators pass to VMs in place of their PF.
 void print_vf(Printer& out, const Topology& topo, const PciDevice& vf) {
   out.open_object();
   out.print_string("bdf", vf.bdf, {"", 14});
   out.print_string("pf", vf.physfn, {"", 14});
-  out.print_opt_string("pf_name", nonempty(name_of(topo, vf.physfn)), {"", 9});
+  const PciDevice* pf = topo.tree().find(vf.physfn);
+  out.print_opt_string("pf_name", nonempty(pf != nullptr ? topo.name_of(*pf) : ""), {"", 9});
   out.print_opt_int("index", opt64(vf.vf_index), {"", 7});
   out.print_string("vendor", to_hex(vf.vendor, 4), {}, Show::json_only);
   out.print_string("device", to_hex(vf.device, 4), {}, Show::json_only);

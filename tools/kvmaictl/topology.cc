@@ -73,6 +73,28 @@ std::string Topology::switch_of(const PciDevice& d) const {
   return r != nullptr && r->expander ? switch_name(d.root) : "";
 }
 
+const Named* Topology::named(std::string_view name) const {
+  for (const auto* list : {&gpus_, &nics_}) {
+    for (const auto& n : *list) {
+      if (n.name == name) {
+        return &n;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::string Topology::name_of(const PciDevice& d) const {
+  for (const auto* list : {&gpus_, &nics_}) {
+    for (const auto& n : *list) {
+      if (n.dev->bdf == d.bdf) {
+        return n.name;
+      }
+    }
+  }
+  return "";
+}
+
 std::string ats_state(const PciDevice& d) {
   switch (d.config.ats_presence) {
     case Presence::present:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "p2p_path.h"
@@ -48,6 +49,10 @@ class Topology {
   std::string switch_name(const std::string& key) const;
   // The nearest switch above a device, or "".
   std::string switch_of(const PciDevice& d) const;
+  // The GPU or NIC called `name` ("gpu0"), or nullptr.
+  const Named* named(std::string_view name) const;
+  // A device's GPU or NIC name, or "" if it is neither.
+  std::string name_of(const PciDevice& d) const;
 
  private:
   PciTree tree_;

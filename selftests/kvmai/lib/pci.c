@@ -68,21 +68,27 @@ static void dev_path(char *buf, size_t len, const char *bdf, const char *attr)
 	snprintf(buf, len, "/sys/bus/pci/devices/%s/%s", bdf, attr);
 }
 
-int pci_cfg_read(const char *bdf, unsigned int off, void *buf, size_t len)
+/* One pread() or pwrite() of config space; bytes moved or -errno. */
+static int cfg_io(const char *bdf, unsigned int off, void *buf, size_t len, bool write)
 {
 	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
 	dev_path(path, sizeof(path), bdf, "config");
-	fd = open(path, O_RDONLY);
+	fd = open(path, write ? O_WRONLY : O_RDONLY);
 	if (fd < 0)
 		return -errno;
-	n = pread(fd, buf, len, off);
+	n = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
 	if (n < 0)
 		n = -errno;
 	close(fd);
 	return n;
+}
+
+int pci_cfg_read(const char *bdf, unsigned int off, void *buf, size_t len)
+{
+	return cfg_io(bdf, off, buf, len, false);
 }
 
 int pci_cfg_read16(const char *bdf, unsigned int off, uint16_t *val)
@@ -94,18 +100,9 @@ int pci_cfg_read16(const char *bdf, unsigned int off, uint16_t *val)
 
 int pci_cfg_write16(const char *bdf, unsigned int off, uint16_t val)
 {
-	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
+	int n = cfg_io(bdf, off, &val, sizeof(val), true);
 
-	dev_path(path, sizeof(path), bdf, "config");
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = pwrite(fd, &val, sizeof(val), off);
-	n = n == sizeof(val) ? 0 : (n < 0 ? -errno : -EIO);
-	close(fd);
-	return n;
+	return n == sizeof(val) ? 0 : (n < 0 ? n : -EIO);
 }
 
 int pci_ext_cap(const char *bdf, uint16_t id)

@@ -17,29 +17,14 @@ constexpr int kMaxExpanders = 7;
 constexpr unsigned kNvidiaVendor = 0x10de;
 
 const PciDevice& resolve(const Topology& topo, const std::string& word) {
-  for (const auto* list : {&topo.gpus(), &topo.nics()}) {
-    for (const auto& n : *list) {
-      if (n.name == word) {
-        return *n.dev;
-      }
-    }
+  if (const Named* n = topo.named(word)) {
+    return *n->dev;
   }
   const std::string bdf = word.size() == 7 ? "0000:" + word : word;
   if (const PciDevice* d = topo.tree().find(bdf)) {
     return *d;
   }
   throw OpError("no device \"" + word + "\" (gpuN, nicN or a PCI address)");
-}
-
-std::string display_name(const Topology& topo, const PciDevice& d) {
-  for (const auto* list : {&topo.gpus(), &topo.nics()}) {
-    for (const auto& n : *list) {
-      if (n.dev == &d) {
-        return n.name;
-      }
-    }
-  }
-  return d.bdf;
 }
 
 // vfio-pci itself, or a vfio-pci variant driver (mlx5_vfio_pci, ...).
@@ -174,7 +159,8 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
       parent = b.id;
       plan.bridges.push_back(b);
     }
-    plan.devices.push_back({.name = display_name(topo, *d),
+    const std::string name = topo.name_of(*d);
+    plan.devices.push_back({.name = name.empty() ? d->bdf : name,
                             .host_bdf = d->bdf,
                             .bus = parent,
                             .guest_node = node,
