@@ -12,7 +12,8 @@ Stages (each timed):
   vm-kernel  the same on the patched 7.x kernel ('make check' builds it
            first when it is not in the cache; a missing kernel is a failure)
   nested   the nested_* kselftests, in an emulated host booted to run
-           guests of its own (vmhost.py --nested), on 6.12
+           guests of its own (vmhost.py --nested), on 6.12; on request
+           only ('make check-nested'), see NESTED_SELFTESTS
   nested-kernel  the same on the patched kernel
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
@@ -206,6 +207,8 @@ def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False):
 # The selftests that need guests of the emulated host (nested_*): they run
 # only in a host booted with vmhost.py --nested, which has fewer vCPUs and
 # multi-threaded TCG (aihost.toml's [nested]), so in boots of their own.
+# Not among the default stages yet: in the first CI run that had them, one
+# L2 guest ended without output and one emulated host hung for minutes.
 NESTED_SELFTESTS = "nested_test,kernel_health"
 
 
@@ -259,8 +262,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    ap.add_argument("--stages",
-                    default="unit,spec,host,patches,vm,vm-kernel,nested,nested-kernel")
+    # nested and nested-kernel run on request (make check-nested): their
+    # multi-threaded TCG still stalls the emulated host now and then.
+    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
