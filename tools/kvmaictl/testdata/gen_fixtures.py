@@ -327,7 +327,7 @@ def nvswitch():
     return (NVIDIA, 0x22A3, OTHER_BRIDGE, dict(driver="nvidia", max_width=2))
 
 
-def hgx():
+def hgx(name="hgx", vfio=False):
     """Two sockets, 8 GPUs, 8 NICs, 4 PEX switches, each with 2 GPUs and
     2 NICs. Socket 0: one switch per host bridge (pci0000:15, pci0000:37),
     tuned like NVIDIA's VM guidance on switch 0 (ACS 0x5d, ATS on) and left
@@ -336,7 +336,11 @@ def hgx():
     switch 3's second NIC sits behind a nested switch (a BlueField-like
     card). NVMe and NVSwitches hang off the switches; a dual-port
     management NIC is multi-function; the BMC's VGA is not a GPU."""
-    h = Host("hgx")
+    h = Host(name)
+    # hgx-vm: every GPU and NIC bound to vfio-pci, as before VMs start.
+    g = (lambda **kw: gpu(**{**kw, "driver": "vfio-pci"})) if vfio else gpu
+    c = (lambda **kw: cx7(**{**kw, "driver": "vfio-pci"})) if vfio else cx7
+    bf_driver = "vfio-pci" if vfio else "mlx5_core"
     h.cmdline += " iommu.passthrough=0 default_hugepagesz=1G hugepagesz=1G hugepages=1536"
     h.hugepages = {"1048576kB": 1536, "2048kB": 0}
     h.modules += ["kvmai"]
@@ -356,15 +360,15 @@ def hgx():
 
     r15 = h.root(0x15, numa=0)
     switch(r15, 0x01, 0x16, ACS_NVIDIA_VM,
-           [gpu(ats=True), gpu(ats=True), cx7(), cx7(), nvme(), nvswitch()])
+           [g(ats=True), g(ats=True), c(), c(), nvme(), nvswitch()])
     r37 = h.root(0x37, numa=0)
     switch(r37, 0x01, 0x38, ACS_KERNEL_DEFAULT,
-           [gpu(), gpu(), cx7(mrrs=512), cx7(), nvme(), nvswitch()])
+           [g(), g(), c(mrrs=512), c(), nvme(), nvswitch()])
     r97 = h.root(0x97, numa=1)
     switch(r97, 0x01, 0x98, SV | UF,
-           [gpu(), gpu(), cx7(), cx7(), nvme(), nvswitch()])
+           [g(), g(), c(), c(), nvme(), nvswitch()])
     _, usp3, eps, _ = switch(r97, 0x03, 0xB8, ACS_KERNEL_DEFAULT,
-                             [gpu(cur_speed="16.0"), gpu(), cx7(), nvme(), nvswitch()])
+                             [g(cur_speed="16.0"), g(), c(), nvme(), nvswitch()])
     # The BlueField-like card: its own switch behind a fifth downstream port.
     dsp = usp3.add(0x05, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0xC0,
                    sub=0xC2, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
@@ -372,9 +376,9 @@ def hgx():
                      driver="pcieport")
     bf_dsp = bf_usp.add(0x00, 0, MELLANOX, 0x1978, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0xC2,
                         driver="pcieport")
-    bf_dsp.add(0x00, 0, MELLANOX, 0xA2DC, IB, driver="mlx5_core", mps=256, mrrs=4096, ats=False,
+    bf_dsp.add(0x00, 0, MELLANOX, 0xA2DC, IB, driver=bf_driver, mps=256, mrrs=4096, ats=False,
                max_speed="32.0", multifunction=True, sriov=(16, 0))
-    bf_dsp.add(0x00, 1, MELLANOX, 0xA2DC, IB, driver="mlx5_core", mps=256, mrrs=4096, ats=False,
+    bf_dsp.add(0x00, 1, MELLANOX, 0xA2DC, IB, driver=bf_driver, mps=256, mrrs=4096, ats=False,
                max_speed="32.0", sriov=(16, 0))
     return h
 
@@ -545,7 +549,7 @@ def no_pmu():
 
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
          lambda: emulated(True), unprivileged, pmu_server, no_pmu,
-         lambda: emulated(True, "emulated-vm", "vfio-pci")]
+         lambda: emulated(True, "emulated-vm", "vfio-pci"), lambda: hgx("hgx-vm", vfio=True)]
 
 
 def main():

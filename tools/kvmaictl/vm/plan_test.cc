@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "test_util.h"
@@ -85,6 +86,79 @@ TEST(VmPlan, TwoNodesGiveTwoGuestNodesAndExpanders) {
     const std::string name = d["name"];
     EXPECT_EQ(d["guest_node"], name.back() == '0' ? 0 : 1) << name;
   }
+}
+
+std::map<std::string, int> model_counts(const nlohmann::ordered_json& plan) {
+  std::map<std::string, int> n;
+  for (const auto& b : plan["bridges"]) {
+    ++n[b["model"].get<std::string>()];
+  }
+  return n;
+}
+
+// The HGX-like host with everything bound to vfio-pci: 1, 2, 4 and 8 GPUs
+// with their NICs.  Switches are mirrored one to one (one upstream port,
+// one downstream port per device), host bridges one expander each.
+TEST(VmPlanHgx, OneGpuAndItsNicShareAMirroredSwitch) {
+  const auto p = plan_json("hgx-vm", {"gpu0", "nic2"});
+  const std::vector<std::string> path{"xio3130-downstream", "x3130-upstream", "pcie-root-port",
+                                      "pxb-pcie"};
+  EXPECT_EQ(chain(p, "gpu0"), path);
+  EXPECT_EQ(chain(p, "nic2"), path);
+  EXPECT_EQ(model_counts(p), (std::map<std::string, int>{{"pxb-pcie", 1},
+                                                         {"pcie-root-port", 1},
+                                                         {"x3130-upstream", 1},
+                                                         {"xio3130-downstream", 2}}));
+  EXPECT_TRUE(p["devices"][0]["clique"].is_null());  // one GPU: no clique
+}
+
+TEST(VmPlanHgx, TwoGpusOneSwitch) {
+  const auto p = plan_json("hgx-vm", {"gpu0", "gpu1", "nic2", "nic3"});
+  EXPECT_EQ(model_counts(p), (std::map<std::string, int>{{"pxb-pcie", 1},
+                                                         {"pcie-root-port", 1},
+                                                         {"x3130-upstream", 1},
+                                                         {"xio3130-downstream", 4}}));
+  EXPECT_EQ(p["devices"][0]["clique"], 0);
+  EXPECT_EQ(p["devices"][1]["clique"], 0);
+  EXPECT_TRUE(p["devices"][2]["clique"].is_null());  // NICs are in no clique
+}
+
+// Two switches on two host bridges of socket 0: two expanders on one guest
+// node, so the crossed pairs stay NODE, not PHB.
+TEST(VmPlanHgx, FourGpusTwoHostBridgesOneNode) {
+  const auto p = plan_json(
+      "hgx-vm", {"gpu0", "gpu1", "gpu2", "gpu3", "nic2", "nic3", "nic4", "nic5", "vcpus", "8"});
+  ASSERT_EQ(p["nodes"].size(), 1U);
+  EXPECT_EQ(model_counts(p), (std::map<std::string, int>{{"pxb-pcie", 2},
+                                                         {"pcie-root-port", 2},
+                                                         {"x3130-upstream", 2},
+                                                         {"xio3130-downstream", 8}}));
+  for (const auto& b : p["bridges"]) {
+    if (b["model"] == "pxb-pcie") {
+      EXPECT_EQ(b["numa_node"], 0);
+    }
+  }
+}
+
+// The whole host: two nodes, three host bridges, and the BlueField-like
+// NIC behind a switch nested in switch 3 keeps both switch levels.
+TEST(VmPlanHgx, EightGpusTwoNodesNestedSwitch) {
+  const auto p = plan_json("hgx-vm", {"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
+                                      "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
+                                      "nic8", "nic9", "vcpus", "16",   "memory", "65536"});
+  ASSERT_EQ(p["nodes"].size(), 2U);
+  EXPECT_EQ(p["nodes"][1]["vcpus"], 8);
+  EXPECT_EQ(p["nodes"][1]["memory_mib"], 32768);
+  EXPECT_EQ(model_counts(p)["pxb-pcie"], 3);
+  EXPECT_EQ(model_counts(p)["x3130-upstream"], 5);  // four PEX switches and the nested one
+  EXPECT_EQ(chain(p, "nic9"),
+            (std::vector<std::string>{"xio3130-downstream", "x3130-upstream", "xio3130-downstream",
+                                      "x3130-upstream", "pcie-root-port", "pxb-pcie"}));
+  int clique = 0;
+  for (const auto& d : p["devices"]) {
+    clique += d["clique"] == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(clique, 8);
 }
 
 TEST(VmPlan, QemuFormatIsOneOptionPerLine) {
