@@ -2,10 +2,9 @@
 #include <linux/kvmai.h>
 
 #include <charconv>
-#include <iomanip>
-#include <sstream>
 
 #include "cli.h"
+#include "pci_tree.h"
 
 namespace kvmaictl {
 namespace {
@@ -44,10 +43,7 @@ std::string pci_addr(std::string_view s) {
       !hex_field(rest.substr(dot + 1), 1, fn) || slot > 0x1f || fn > 7) {
     throw bad();
   }
-  std::ostringstream o;
-  o << std::hex << std::setfill('0') << std::setw(4) << domain << ':' << std::setw(2) << bus << ':'
-    << std::setw(2) << slot << '.' << fn;
-  return o.str();
+  return format_bdf(domain, bus, slot, fn);
 }
 
 void change(const Args& args, Context& ctx, std::uint8_t cmd) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
@@ -109,6 +110,13 @@ std::string role_name(Role r) {
       return "bridge";
   }
   return "unknown";
+}
+
+std::string format_bdf(unsigned domain, unsigned bus, unsigned slot, unsigned function) {
+  std::ostringstream o;
+  o << std::hex << std::setfill('0') << std::setw(4) << domain << ':' << std::setw(2) << bus << ':'
+    << std::setw(2) << slot << '.' << function;
+  return o.str();
 }
 
 bool looks_like_bdf(std::string_view s) {

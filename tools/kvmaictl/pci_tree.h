@@ -98,5 +98,7 @@ class PciTree {
 
 // "0000:18:00.0" shape check.
 bool looks_like_bdf(std::string_view s);
+// The "DDDD:BB:DD.F" spelling of an address.
+std::string format_bdf(unsigned domain, unsigned bus, unsigned slot, unsigned function);
 
 }  // namespace kvmaictl
