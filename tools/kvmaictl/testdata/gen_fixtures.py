@@ -414,8 +414,8 @@ def flat():
 
 def multifunction():
     """A switch with a dual-port NIC (two functions of one device, one
-    with SR-IOV VFs enabled), a GPU with its audio function, and a second
-    GPU."""
+    with SR-IOV VFs enabled, one VF bound to vfio-pci), a GPU with its audio
+    function, and a second GPU."""
     h = Host("multifunction")
     h.modules += ["kvmai"]
     r0 = h.root(0x00, numa=0)
@@ -435,9 +435,10 @@ def multifunction():
                   mps=256, mrrs=512, ats=True, sriov=(8, 2), group=41)
     dsp.add(0x00, 1, MELLANOX, 0x101D, ETH, driver="mlx5_core", mps=256, mrrs=512, ats=True,
             sriov=(8, 0), group=41)
+    # VF 1 is bound to vfio-pci, as for a VM that gets a VF, not the PF.
     for i in range(2):
-        dsp.add(0x00, 2 + i, MELLANOX, 0x101E, ETH, driver="mlx5_core", physfn=pf0, vf_index=i,
-                ats=True)
+        dsp.add(0x00, 2 + i, MELLANOX, 0x101E, ETH, physfn=pf0, vf_index=i, ats=True,
+                driver="vfio-pci" if i else "mlx5_core", group=42 + i)
     return h
 
 
