@@ -7,6 +7,8 @@
 # What goes where:
 #   - build/test packages: apt, from bookworm;
 #   - QEMU 10: apt, from bookworm-backports, only the named packages;
+#   - virt-xml-validate and libvirt's schemas (libvirt 11, the one that goes
+#     with QEMU 10): apt, from bookworm-backports, clients only, no daemon;
 #   - Linux 6.12 image + headers: *unpacked* into $CACHE/linux-6.12 (we
 #     boot that kernel in QEMU and build kvmai.ko against its headers;
 #     nothing is installed into /boot);
@@ -64,7 +66,7 @@ PKGS=(
 	# kvmaictl
 	cmake pkg-config libnl-3-dev libnl-genl-3-dev
 	libboost-program-options-dev libgtest-dev libgmock-dev
-	nlohmann-json3-dev clang-format clang-tidy
+	nlohmann-json3-dev libxml2-dev clang-format clang-tidy
 	# emulated host
 	busybox-static pciutils
 )
@@ -86,6 +88,21 @@ case "$qver" in
 	log "installing QEMU from bookworm-backports"
 	apt-get install -y -qq --no-install-recommends \
 		"${QEMU_PKGS[@]/%//bookworm-backports}" >/dev/null
+	;;
+esac
+
+# libvirt's validator (virt-xml-validate, in libvirt-clients) and its
+# RELAX NG schemas (libvirt-common), for the tests of `kvmaictl vm plan
+# ... format libvirt`.  From backports: the libvirt that knows QEMU 10;
+# these three only, so no daemon comes with them.
+LIBVIRT_PKGS=(libvirt-clients libvirt-common libvirt0)
+lver=$(dpkg-query -W -f='${Version}' libvirt-clients 2>/dev/null || true)
+case "$lver" in
+*bpo12*) ;;
+*)
+	log "installing libvirt-clients (virt-xml-validate) from bookworm-backports"
+	apt-get install -y -qq --no-install-recommends \
+		"${LIBVIRT_PKGS[@]/%//bookworm-backports}" >/dev/null
 	;;
 esac
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli.h"
+#include "print.h"
 
 namespace kvmaictl {
 namespace {
@@ -43,6 +44,73 @@ std::string bridge_model(Role role) {
       return "xio3130-downstream";
     default:
       return "";
+  }
+}
+
+// The guest bus numbers below @bus, depth first in slot order as SeaBIOS
+// assigns them; returns the last number used.
+int number_buses(VmPlan& plan, const std::string& bus, int last) {
+  std::vector<GuestBridge*> kids;
+  for (auto& b : plan.bridges) {
+    if (b.bus == bus) {
+      kids.push_back(&b);
+    }
+  }
+  std::sort(kids.begin(), kids.end(),
+            [](const GuestBridge* a, const GuestBridge* b) { return a->slot < b->slot; });
+  for (GuestBridge* b : kids) {
+    b->secondary = ++last;
+    last = number_buses(plan, b->id, last);
+  }
+  return last;
+}
+
+// Explicit slots, so that the guest's addresses are known before it boots:
+// bridges take the next free slot of their parent's bus; the devices below
+// one bridge share one slot as functions of one device, in host address
+// order, so that a multifunction device keeps its function 0 first.
+void address(VmPlan& plan) {
+  std::map<std::string, int> next_slot;
+  for (auto& b : plan.bridges) {
+    if (b.model != "pxb-pcie") {
+      b.slot = next_slot[b.bus]++;
+    }
+  }
+  std::map<std::string, std::vector<GuestDevice*>> below;
+  for (auto& d : plan.devices) {
+    below[d.bus].push_back(&d);
+  }
+  for (auto& [bus, devs] : below) {
+    if (devs.size() > 8) {
+      throw OpError(std::to_string(devs.size()) + " devices below one port (" + devs[0]->host_bdf +
+                    "...), more than the 8 functions of one guest slot");
+    }
+    std::sort(devs.begin(), devs.end(),
+              [](const GuestDevice* a, const GuestDevice* b) { return a->host_bdf < b->host_bdf; });
+    const int slot = next_slot[bus]++;
+    for (std::size_t f = 0; f < devs.size(); ++f) {
+      devs[f]->slot = slot;
+      devs[f]->function = static_cast<int>(f);
+      devs[f]->multifunction = f == 0 && devs.size() > 1;
+    }
+  }
+  for (auto& b : plan.bridges) {
+    if (b.model != "pxb-pcie") {
+      continue;
+    }
+    b.secondary = b.bus_nr;
+    if (number_buses(plan, b.id, b.bus_nr) >= b.bus_nr + kBusNrStride) {
+      throw OpError("the devices below " + b.host + " need more than " +
+                    std::to_string(kBusNrStride) + " guest buses, more than the layout holds");
+    }
+  }
+  std::map<std::string, int> secondary;
+  for (const auto& b : plan.bridges) {
+    secondary[b.id] = b.secondary;
+  }
+  for (auto& d : plan.devices) {
+    d.guest_bdf = format_bdf(0, static_cast<unsigned>(secondary.at(d.bus)),
+                             static_cast<unsigned>(d.slot), static_cast<unsigned>(d.function));
   }
 }
 
@@ -163,6 +231,10 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
     plan.devices.push_back({.name = name.empty() ? d->bdf : name,
                             .host_bdf = d->bdf,
                             .bus = parent,
+                            .slot = 0,
+                            .function = 0,
+                            .multifunction = false,
+                            .guest_bdf = "",
                             .guest_node = node,
                             .clique = std::nullopt});
   }
@@ -176,6 +248,7 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
       plan.devices[i].clique = 0;
     }
   }
+  address(plan);
   plan.notes.emplace_back(
       "direct-mode P2P groups need each peer BAR at the same guest and host physical address; "
       "QEMU places guest BARs itself, so this plan cannot promise that: use translated mode");
@@ -213,13 +286,21 @@ std::vector<std::string> qemu_args(const VmPlan& plan) {
     std::string dev = b.model + ",id=" + b.id + ",bus=" + b.bus;
     if (b.model == "pxb-pcie") {
       dev += ",bus_nr=" + std::to_string(b.bus_nr) + ",numa_node=" + std::to_string(b.numa_node);
-    } else if (b.chassis != 0) {
-      dev += ",chassis=" + std::to_string(b.chassis) + ",slot=" + std::to_string(b.chassis);
+    } else {
+      dev += ",addr=" + to_hex(static_cast<unsigned>(b.slot), 2) + ".0";
+      if (b.chassis != 0) {
+        dev += ",chassis=" + std::to_string(b.chassis) + ",slot=" + std::to_string(b.chassis);
+      }
     }
     a.insert(a.end(), {"-device", dev});
   }
   for (const auto& d : plan.devices) {
-    std::string dev = "vfio-pci,host=" + d.host_bdf + ",bus=" + d.bus;
+    std::string dev = "vfio-pci,host=" + d.host_bdf + ",bus=" + d.bus +
+                      ",addr=" + to_hex(static_cast<unsigned>(d.slot), 2) + "." +
+                      std::to_string(d.function);
+    if (d.multifunction) {
+      dev += ",multifunction=on";
+    }
     if (d.clique) {
       dev += ",x-nv-gpudirect-clique=" + std::to_string(*d.clique);
     }

@@ -38,12 +38,18 @@ struct GuestBridge {
   int bus_nr = 0;      // expanders only
   int numa_node = -1;  // expanders only
   int chassis = 0;     // root and downstream ports
+  int slot = -1;       // on the parent's bus; -1: QEMU picks (expanders on pcie.0)
+  int secondary = 0;   // guest bus number of the bus it opens (see plan_vm)
 };
 
 struct GuestDevice {
   std::string name;  // "gpu0", or the BDF for other devices
   std::string host_bdf;
   std::string bus;  // id of the guest bridge it sits below
+  int slot = 0;     // on that bridge's bus
+  int function = 0;
+  bool multifunction = false;  // function 0 of a slot with more functions
+  std::string guest_bdf;       // where the guest finds it (see plan_vm)
   int guest_node = 0;
   std::optional<int> clique;  // NVIDIA GPUDirect clique id
 };
@@ -55,6 +61,12 @@ struct VmPlan {
   std::vector<std::string> notes;  // what the plan cannot do for the guest
 };
 
+// Guest addresses: every bridge and device gets an explicit slot, and the
+// guest bus numbers follow from them the way SeaBIOS numbers buses (and
+// Linux keeps them): depth first below each expander, children in slot
+// order, starting at the expander's bus_nr.  A device's guest_bdf is what
+// the guest's sysfs and NCCL's busid will show.
+//
 // Throws OpError (one line, naming the device) for unknown devices, devices
 // not bound to vfio-pci, IOMMU groups only partly assigned and layouts that
 // do not fit; UsageError for sizes that cannot be split over the nodes.

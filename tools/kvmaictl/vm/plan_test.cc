@@ -167,11 +167,40 @@ TEST(VmPlan, QemuFormatIsOneOptionPerLine) {
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("-device pxb-pcie,id=pxb0,bus=pcie.0,bus_nr=32,numa_node=0\n"));
   EXPECT_THAT(r.out, HasSubstr("-device pxb-pcie,id=pxb1,bus=pcie.0,bus_nr=64,numa_node=1\n"));
-  EXPECT_THAT(r.out, HasSubstr("-device vfio-pci,host=0000:21:00.0,bus=rp0\n"));
+  EXPECT_THAT(r.out, HasSubstr("-device vfio-pci,host=0000:21:00.0,bus=rp0,addr=0x00.0\n"));
+  EXPECT_THAT(r.out, HasSubstr("-device pcie-root-port,id=rp0,bus=pxb0,addr=0x00.0,chassis=1"));
   EXPECT_THAT(r.out, HasSubstr("-numa node,nodeid=1,cpus=1-1,memdev=mem1\n"));
   EXPECT_THAT(r.out, HasSubstr("host-nodes=1,policy=bind"));
   EXPECT_THAT(r.out, HasSubstr("device-iotlb=on"));
   EXPECT_THAT(r.out, HasSubstr("host-phys-bits=on"));
+}
+
+// Whole outputs, reviewed once: the QEMU arguments for the whole HGX-like
+// host and for the emulated host's two nodes.
+TEST(VmPlanGolden, QemuArgs) {
+  const Args eight{"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
+                   "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
+                   "nic8", "nic9", "vcpus", "16",   "memory", "65536"};
+  for (const auto& [fixture, devs] : std::vector<std::pair<std::string, Args>>{
+           {"hgx-vm", eight}, {"emulated-vm", {"gpu0", "gpu1", "nic0", "nic1"}}}) {
+    Args args{"vm", "plan"};
+    args.insert(args.end(), devs.begin(), devs.end());
+    args.insert(args.end(), {"--sysfs-root", testdata(fixture + "/sys")});
+    const auto r = run_cli(args);
+    ASSERT_EQ(r.rc, kExitOk) << r.err;
+    std::string note;
+    EXPECT_TRUE(testing::matches_golden(fixture + ".plan.qemu.txt", r.out, &note)) << note;
+  }
+}
+
+// `format json` is JSON with or without -j, as the man page says.
+TEST(VmPlan, FormatJsonWithoutDashJIsJson) {
+  const auto r = run_cli({"vm", "plan", "gpu0", "nic0", "format", "json", "--sysfs-root",
+                          testdata("emulated-vm/sys")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << "not JSON: \"" << r.out << "\"";
+  EXPECT_EQ(j["devices"].size(), 2U);
 }
 
 TEST(VmPlan, RefusalsNameTheDevice) {
@@ -200,6 +229,63 @@ TEST(VmPlan, PartIommuGroupIsRefused) {
                                "is not assigned"));
   r = run_cli({"vm", "plan", "gpu0", "3d:00.1", "--sysfs-root", sys});
   EXPECT_EQ(r.rc, kExitOk) << r.err;
+}
+
+// Guest addresses are fixed before the guest boots: bus numbers depth
+// first below each expander in slot order, as SeaBIOS gives them.
+TEST(VmPlanHgx, GuestBusNumbersAreDepthFirstInSlotOrder) {
+  const auto p = plan_json("hgx-vm", {"gpu0", "gpu4", "nic2", "nic6", "vcpus", "4"});
+  std::map<std::string, std::string> bdf;
+  for (const auto& d : p["devices"]) {
+    bdf[d["name"]] = d["guest_bdf"];
+  }
+  // pxb0 (bus 0x20): rp0 -> 0x21, up0 -> 0x22, dp0 (gpu0) -> 0x23, dp1 (nic2) -> 0x24;
+  // pxb1 (bus 0x40) the same for gpu4 and nic6.
+  EXPECT_EQ(bdf, (std::map<std::string, std::string>{{"gpu0", "0000:23:00.0"},
+                                                     {"nic2", "0000:24:00.0"},
+                                                     {"gpu4", "0000:43:00.0"},
+                                                     {"nic6", "0000:44:00.0"}}));
+}
+
+// A GPU and its audio function: one guest device, function 0 first and
+// multifunction, whatever order they were named in.
+TEST(VmPlan, MultifunctionDeviceKeepsFunctionZeroFirst) {
+  const auto r =
+      run_cli({"vm", "plan", "3d:00.1", "gpu0", "--sysfs-root", testdata("multifunction/sys")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("-device vfio-pci,host=0000:3d:00.0,bus=dp0,addr=0x00.0,multifunction=on\n"));
+  EXPECT_THAT(r.out, HasSubstr("-device vfio-pci,host=0000:3d:00.1,bus=dp0,addr=0x00.1\n"));
+}
+
+// A VF goes where its PF sits (below the PF's switch port), as a device of
+// its own at function 0, and a GPU below the same switch keeps its PIX path.
+TEST(VmPlan, VfMemberSitsBelowItsPfsPort) {
+  const auto p = plan_json("multifunction", {"gpu0", "3d:00.1", "3f:00.3"});
+  EXPECT_EQ(chain(p, "0000:3f:00.3"),
+            (std::vector<std::string>{"xio3130-downstream", "x3130-upstream", "pcie-root-port",
+                                      "pxb-pcie"}));
+  EXPECT_EQ(chain(p, "gpu0"), chain(p, "0000:3f:00.3"));
+  std::string gpu_dp;
+  std::string vf_dp;
+  for (const auto& d : p["devices"]) {
+    if (d["host_bdf"] == "0000:3f:00.3") {
+      vf_dp = d["bus"];
+      EXPECT_EQ(d["function"], 0);
+    } else if (d["name"] == "gpu0") {
+      gpu_dp = d["bus"];
+    }
+  }
+  EXPECT_NE(gpu_dp, vf_dp);  // two downstream ports of one upstream port
+  EXPECT_EQ(model_counts(p)["x3130-upstream"], 1);
+}
+
+// A VF still bound to its PF's driver is refused like any other device.
+TEST(VmPlan, VfNotOnVfioIsRefused) {
+  const auto r = run_cli({"vm", "plan", "3f:00.2", "--sysfs-root", testdata("multifunction/sys")});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("3f:00.2 (0000:3f:00.2) is bound to mlx5_core, not vfio-pci"));
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // `kvmaictl vm plan`: the guest layout for a set of host devices, as QEMU
-// arguments or JSON (see vm/plan.h for the layout rules).
+// arguments or JSON (see vm/plan.h for the layout rules), and
+// `kvmaictl vm nccl-topo`: NCCL's topology file for that guest (vm/nccl.h).
 #include <charconv>
 
 #include "cli.h"
 #include "topology.h"
 #include "tree_options.h"
+#include "vm/libvirt.h"
+#include "vm/nccl.h"
 #include "vm/plan.h"
 
 namespace kvmaictl {
@@ -19,15 +22,21 @@ int positive(const std::string& word, const std::string& value) {
   return n;
 }
 
-void plan(const Args& args, Context& ctx) {
-  PlanRequest req{.devices = {}, .vcpus = 2, .memory_mib = 1024};
+// The words both commands take: devices, the guest's size, the tree to read.
+struct Request {
+  PlanRequest plan{.devices = {}, .vcpus = 2, .memory_mib = 1024};
   TreeRoots roots;
-  std::string format = ctx.opts.json ? "json" : "qemu";
+  std::string format;
+};
+
+Request parse(const Args& args, bool with_format) {
+  Request r;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& w = args[i];
-    const bool keyword = w == "vcpus" || w == "memory" || w == "format" || w == "--sysfs-root";
+    const bool keyword =
+        w == "vcpus" || w == "memory" || w == "--sysfs-root" || (with_format && w == "format");
     if (!keyword) {
-      req.devices.push_back(w);
+      r.plan.devices.push_back(w);
       continue;
     }
     if (i + 1 == args.size()) {
@@ -35,22 +44,35 @@ void plan(const Args& args, Context& ctx) {
     }
     const std::string& v = args[++i];
     if (w == "vcpus") {
-      req.vcpus = positive(w, v);
+      r.plan.vcpus = positive(w, v);
     } else if (w == "memory") {
-      req.memory_mib = positive(w, v);
+      r.plan.memory_mib = positive(w, v);
     } else if (w == "format") {
-      if (v != "qemu" && v != "json") {
-        throw UsageError("format is qemu or json, not \"" + v + "\"");
+      if (v != "qemu" && v != "json" && v != "libvirt") {
+        throw UsageError("format is qemu, json or libvirt, not \"" + v + "\"");
       }
-      format = v;
+      r.format = v;
     } else {
-      roots.sysfs = v;
+      r.roots.sysfs = v;
     }
   }
+  return r;
+}
 
-  const auto sys = open_sysfs(roots);
+void nccl_topo(const Args& args, Context& ctx) {
+  const Request r = parse(args, false);
+  const auto sys = open_sysfs(r.roots);
   const Topology topo(PciTree::read(*sys));
-  const VmPlan p = plan_vm(topo, *sys, req);
+  // The same plan as `vm plan` with these words: the bus ids are its guest's.
+  ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan), topo.tree()));
+}
+
+void plan(const Args& args, Context& ctx) {
+  const Request r = parse(args, true);
+  const std::string format = !r.format.empty() ? r.format : ctx.opts.json ? "json" : "qemu";
+  const auto sys = open_sysfs(r.roots);
+  const Topology topo(PciTree::read(*sys));
+  const VmPlan p = plan_vm(topo, *sys, r.plan);
   const auto qemu = qemu_args(p);
   Printer& out = ctx.out;
 
@@ -59,6 +81,10 @@ void plan(const Args& args, Context& ctx) {
     for (std::size_t i = 0; i + 1 < qemu.size(); i += 2) {
       out.text(qemu[i] + " " + qemu[i + 1] + "\n");
     }
+    return;
+  }
+  if (format == "libvirt" && !out.json()) {
+    out.text(libvirt_xml(p));
     return;
   }
   Json nodes = Json::array();
@@ -75,7 +101,10 @@ void plan(const Args& args, Context& ctx) {
     if (b.model == "pxb-pcie") {
       j["bus_nr"] = b.bus_nr;
       j["numa_node"] = b.numa_node;
+    } else {
+      j["slot"] = b.slot;
     }
+    j["secondary"] = b.secondary;
     bridges.push_back(j);
   }
   Json devices = Json::array();
@@ -83,24 +112,42 @@ void plan(const Args& args, Context& ctx) {
     devices.push_back({{"name", d.name},
                        {"host_bdf", d.host_bdf},
                        {"bus", d.bus},
+                       {"slot", d.slot},
+                       {"function", d.function},
+                       {"guest_bdf", d.guest_bdf},
                        {"guest_node", d.guest_node},
                        {"clique", d.clique ? Json(*d.clique) : Json()}});
   }
-  out.print_json("nodes", nodes);
-  out.print_json("bridges", bridges);
-  out.print_json("devices", devices);
-  out.print_json("notes", p.notes);
-  out.print_json("qemu", qemu);
+  Json doc = {{"nodes", nodes},
+              {"bridges", bridges},
+              {"devices", devices},
+              {"notes", p.notes},
+              {"qemu", qemu}};
+  if (format == "libvirt") {
+    // With -j the plan stays one JSON document; the domain XML is a string in it.
+    doc["libvirt"] = libvirt_xml(p);
+  }
+  if (!out.json()) {
+    out.text(doc.dump() + "\n");  // format json without -j
+    return;
+  }
+  for (const auto& [key, value] : doc.items()) {
+    out.print_json(key, value);
+  }
 }
 
 const ObjectRegistrar kRegistrar({
     .name = "vm",
     .summary = "the guest's layout for host devices (reads sysfs)",
     .commands = {{.name = "plan",
-                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ format { qemu | json } ] "
+                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ format { qemu | json | libvirt } ] "
                            "[ --sysfs-root DIR ]",
                   .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
-                  .run = plan}},
+                  .run = plan},
+                 {.name = "nccl-topo",
+                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ --sysfs-root DIR ]",
+                  .summary = "NCCL's topology file (XML) for the guest vm plan lays out",
+                  .run = nccl_topo}},
     .default_command = "plan",
 });
 

@@ -1,0 +1,234 @@
+// `kvmaictl vm nccl-topo`: the file must be one NCCL accepts (the rules
+// NCCL's src/graph/xml.cc and topo.cc apply when they load NCCL_TOPO_FILE)
+// and must say what the plan says: each GPU and NIC once, by its guest bus
+// id, below the guest bridges of its plan chain, under its guest node.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <libxml/tree.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "test_util.h"
+#include "xml/xml.h"
+
+namespace kvmaictl {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::matches_golden;
+using testing::run_cli;
+using testing::testdata;
+
+const Args kEightGpus{"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
+                      "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
+                      "nic8", "nic9", "vcpus", "16",   "memory", "65536"};
+
+std::string run(const std::string& cmd, const std::string& fixture, Args devs, bool json = false) {
+  Args args;
+  if (json) {
+    args.emplace_back("-j");
+  }
+  args.insert(args.end(), {"vm", cmd});
+  args.insert(args.end(), devs.begin(), devs.end());
+  args.insert(args.end(), {"--sysfs-root", testdata(fixture + "/sys")});
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+  return r.out;
+}
+
+std::vector<const xmlNode*> elements(const xmlNode* parent) {
+  std::vector<const xmlNode*> v;
+  for (const xmlNode* c = parent->children; c != nullptr; c = c->next) {
+    if (c->type == XML_ELEMENT_NODE) {
+      v.push_back(c);
+    }
+  }
+  return v;
+}
+
+std::string name(const xmlNode* n) {
+  return reinterpret_cast<const char*>(n->name);
+}
+
+// Every <pci> leaf: busid -> the busids of the <pci> elements above it
+// (top first) and the numaid of its <cpu>.
+struct Leaf {
+  std::vector<std::string> bridges;
+  std::string numaid;
+  std::string cls;
+};
+
+void collect(const xmlNode* n, std::vector<std::string>& path, const std::string& numaid,
+             std::multimap<std::string, Leaf>& leaves) {
+  for (const xmlNode* c : elements(n)) {
+    const auto kids = elements(c);
+    if (kids.empty()) {
+      leaves.emplace(xml::attr(c, "busid"), Leaf{path, numaid, xml::attr(c, "class")});
+      continue;
+    }
+    path.push_back(xml::attr(c, "busid"));
+    collect(c, path, numaid, leaves);
+    path.pop_back();
+  }
+}
+
+// NCCL's rules for a file it loads.
+void expect_nccl_accepts(const std::string& text) {
+  const auto doc = xml::Doc::parse(text);
+  const xmlNode* system = xmlDocGetRootElement(doc.get());
+  ASSERT_EQ(name(system), "system");
+  EXPECT_EQ(xml::attr(system, "version"), "1");  // any other version is refused
+  // NCCL's spellings of the PCIe generations (its kvDictPciGen, by prefix).
+  const std::regex speed(R"((2\.5|5\.0|8\.0|16\.0|32\.0|64\.0) GT/s PCIe)");
+  const std::regex bdf(R"([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])");
+  for (const xmlNode* cpu : elements(system)) {
+    ASSERT_EQ(name(cpu), "cpu");
+    EXPECT_THAT(xml::attr(cpu, "numaid"), ::testing::MatchesRegex("[0-9]+"));
+    std::vector<const xmlNode*> todo = elements(cpu);
+    while (!todo.empty()) {
+      const xmlNode* pci = todo.back();
+      todo.pop_back();
+      ASSERT_EQ(name(pci), "pci");
+      const std::string busid = xml::attr(pci, "busid");
+      EXPECT_TRUE(std::regex_match(busid, bdf)) << busid;
+      const auto kids = elements(pci);
+      if (!kids.empty()) {
+        EXPECT_EQ(xml::attr(pci, "class"), "0x060400") << busid;  // a bridge
+      } else {
+        EXPECT_THAT(xml::attr(pci, "class"), ::testing::MatchesRegex("0x0[23][0-9a-f]{4}"))
+            << busid;
+      }
+      const std::string s = xml::attr(pci, "link_speed");
+      EXPECT_TRUE(s.empty() || std::regex_match(s, speed)) << busid << ": " << s;
+      const std::string w = xml::attr(pci, "link_width");
+      EXPECT_TRUE(w.empty() || std::regex_match(w, std::regex("[0-9]+"))) << busid << ": " << w;
+      todo.insert(todo.end(), kids.begin(), kids.end());
+    }
+  }
+}
+
+// What the plan says for each device: its guest BDF, NCCL's parents for it
+// (every second guest bridge up from the device, below its expander: the
+// upstream ports of the switches it sits in; top first), its guest node,
+// and the expander it sits below.
+struct Want {
+  Leaf leaf;
+  std::string pxb;
+};
+
+std::map<std::string, Want> expected(const nlohmann::json& plan) {
+  std::map<std::string, nlohmann::json> bridge;
+  for (const auto& b : plan["bridges"]) {
+    bridge[b["id"]] = b;
+  }
+  std::map<std::string, Want> want;
+  for (const auto& d : plan["devices"]) {
+    Want w;
+    w.leaf.numaid = std::to_string(d["guest_node"].get<int>());
+    std::vector<std::string> path;  // device side first
+    for (std::string id = d["bus"];; id = bridge[id]["bus"]) {
+      const auto& b = bridge[id];
+      if (b["model"] == "pxb-pcie") {
+        w.pxb = id;
+        break;
+      }
+      const auto& parent = bridge[b["bus"].get<std::string>()];
+      std::array<char, 16> buf{};
+      std::snprintf(buf.data(), buf.size(), "0000:%02x:%02x.0", parent["secondary"].get<int>(),
+                    b["slot"].get<int>());
+      path.emplace_back(buf.data());
+    }
+    for (std::size_t i = 1; i < path.size(); i += 2) {
+      w.leaf.bridges.insert(w.leaf.bridges.begin(), path[i]);
+    }
+    want[d["guest_bdf"]] = w;
+  }
+  return want;
+}
+
+bool synthetic(const std::string& busid) {
+  return busid.starts_with("ffff:");
+}
+
+// @synthetic_switches: whether the fixture's expanders stand for switches,
+// so that the devices below one expander share one synthetic bridge.
+void expect_matches_plan(const std::string& fixture, const Args& devs, std::size_t leaves,
+                         bool synthetic_switches) {
+  const std::string text = run("nccl-topo", fixture, devs);
+  expect_nccl_accepts(text);
+  const auto plan = nlohmann::json::parse(run("plan", fixture, devs, true));
+  const auto want = expected(plan);
+  const auto doc = xml::Doc::parse(text);
+  std::multimap<std::string, Leaf> got;
+  for (const xmlNode* cpu : elements(xmlDocGetRootElement(doc.get()))) {
+    std::vector<std::string> path;
+    collect(cpu, path, xml::attr(cpu, "numaid"), got);
+  }
+  EXPECT_EQ(got.size(), leaves);
+  std::map<std::string, std::string> switch_of_pxb;  // expander -> its synthetic bridge
+  for (const auto& [busid, leaf] : got) {
+    EXPECT_EQ(got.count(busid), 1U) << busid << " named twice";
+    ASSERT_TRUE(want.contains(busid)) << busid << " is no planned device";
+    const Want& w = want.at(busid);
+    std::vector<std::string> real;
+    std::vector<std::string> fake;
+    for (const auto& b : leaf.bridges) {
+      (synthetic(b) ? fake : real).push_back(b);
+    }
+    EXPECT_EQ(real, w.leaf.bridges) << busid;
+    EXPECT_EQ(leaf.numaid, w.leaf.numaid) << busid;
+    ASSERT_EQ(fake.size(), synthetic_switches ? 1U : 0U) << busid;
+    if (synthetic_switches) {
+      EXPECT_EQ(leaf.bridges.front(), fake.front()) << busid << ": outermost";
+      const auto [it, fresh] = switch_of_pxb.emplace(w.pxb, fake.front());
+      EXPECT_EQ(it->second, fake.front()) << busid << " is below " << w.pxb;
+    }
+  }
+  // One synthetic bridge per expander, not shared between expanders.
+  std::set<std::string> distinct;
+  for (const auto& [pxb, sw] : switch_of_pxb) {
+    EXPECT_TRUE(distinct.insert(sw).second) << sw << " stands for two expanders";
+  }
+}
+
+TEST(NcclTopo, EightGpusOnTheHgxHostFollowThePlan) {
+  expect_matches_plan("hgx-vm", kEightGpus, 16, false);
+}
+
+TEST(NcclTopo, TwoNodesOnTheEmulatedHostFollowThePlan) {
+  expect_matches_plan("emulated-vm", {"gpu0", "nic0", "gpu1", "nic1", "vcpus", "4"}, 4, true);
+}
+
+// A multifunction GPU: its audio function (class 0x0403) is assigned but
+// NCCL has no use for it, so only the GPU is named.
+TEST(NcclTopo, OtherClassesAreLeftOut) {
+  const std::string text = run("nccl-topo", "multifunction", {"gpu0", "3d:00.1"});
+  expect_nccl_accepts(text);
+  EXPECT_THAT(text, HasSubstr("busid=\"0000:23:00.0\" class=\"0x030200\""));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("0000:23:00.1")));
+}
+
+// The host's link speeds, not QEMU's 2.5 GT/s x1 switch ports.
+TEST(NcclTopo, LinksAreTheHosts) {
+  const std::string text = run("nccl-topo", "hgx-vm", {"gpu0", "nic2"});
+  EXPECT_THAT(text, HasSubstr("link_speed=\"32.0 GT/s PCIe\" link_width=\"16\""));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("2.5 GT/s")));
+}
+
+TEST(NcclTopo, MatchesGolden) {
+  std::string note;
+  EXPECT_TRUE(matches_golden("hgx-vm.nccl-topo.xml", run("nccl-topo", "hgx-vm", kEightGpus), &note))
+      << note;
+}
+
+TEST(NcclTopo, RefusalsAreThePlans) {
+  const auto r = run_cli({"vm", "nccl-topo", "gpu9", "--sysfs-root", testdata("hgx-vm/sys")});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("no device \"gpu9\""));
+}
+
+}  // namespace
+}  // namespace kvmaictl
