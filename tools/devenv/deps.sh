@@ -66,7 +66,7 @@ PKGS=(
 	# kvmaictl
 	cmake pkg-config libnl-3-dev libnl-genl-3-dev
 	libboost-program-options-dev libgtest-dev libgmock-dev
-	nlohmann-json3-dev libxml2-dev clang-format clang-tidy
+	nlohmann-json3-dev libpugixml-dev libxml2-dev clang-format clang-tidy
 	# emulated host
 	busybox-static pciutils
 )

@@ -59,7 +59,7 @@ void host_address(const xml::Element& source, const std::string& bdf) {
       .attr("function", "0x" + bdf.substr(11, 1));
 }
 
-// XML comments may not hold "--" nor end in "-": libxml2 writes the text
+// XML comments may not hold "--" nor end in "-": the writer puts the text
 // as it is, and the document would not parse.
 std::string comment_text(std::string s) {
   for (std::size_t i = s.find("--"); i != std::string::npos; i = s.find("--", i)) {

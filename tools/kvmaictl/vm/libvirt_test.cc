@@ -22,10 +22,12 @@
 
 #include "print.h"
 #include "test_util.h"
-#include "xml/xml.h"
+#include "xml/libxml2_testing.h"
 
 namespace kvmaictl {
 namespace {
+
+namespace lx = kvmaictl::testing::lx;
 
 using ::testing::HasSubstr;
 using testing::matches_golden;
@@ -73,7 +75,7 @@ int num(const std::string& s) {
   return static_cast<int>(std::stol(s, nullptr, 0));
 }
 
-using xml::attr;
+using lx::attr;
 
 // ---- the plans -------------------------------------------------------------
 
@@ -162,7 +164,7 @@ Ran sh(const std::string& cmd) {
 // Runs libvirt's validator on @doc as a domain.  tools/devenv/deps.sh
 // installs it (libvirt-clients); a machine without it fails here rather
 // than skipping, so that a missing package cannot pass for valid XML.
-::testing::AssertionResult valid_domain(const xml::Doc& doc, const std::string& tag) {
+::testing::AssertionResult valid_domain(const lx::Doc& doc, const std::string& tag) {
   if (sh("command -v virt-xml-validate >/dev/null 2>&1").rc != 0) {
     return ::testing::AssertionFailure()
            << "virt-xml-validate not found: install libvirt-clients (tools/devenv/deps.sh)";
@@ -180,8 +182,8 @@ Ran sh(const std::string& cmd) {
 }
 
 // The fragment leaves the domain's name to the user; the schema wants one.
-xml::Doc completed(const std::string& fragment) {
-  xml::Doc doc = xml::Doc::parse(fragment);
+lx::Doc completed(const std::string& fragment) {
+  lx::Doc doc = lx::Doc::parse(fragment);
   doc.root().text_child("name", "kvmaictl-test");
   return doc;
 }
@@ -210,7 +212,7 @@ TEST_P(LibvirtPlan, PassesVirtXmlValidate) {
 TEST_P(LibvirtPlan, MirrorsThePlan) {
   const Case& c = GetParam();
   const auto plan = nlohmann::json::parse(run_plan(c, {}, true));
-  const xml::Doc doc = xml::Doc::parse(run_plan(c, {"format", "libvirt"}));
+  const lx::Doc doc = lx::Doc::parse(run_plan(c, {"format", "libvirt"}));
   const xmlNode* domain = doc.root().get();
   ASSERT_EQ(attr(domain, "type"), "kvm");
   const xmlNode* devices = kid(domain, "devices");
@@ -365,7 +367,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, LibvirtPlan, ::testing::ValuesIn(kCases), cas
 // A multifunction device keeps its functions in one guest slot, function 0
 // saying multifunction="on" as libvirt requires.
 TEST(Libvirt, MultifunctionSlot) {
-  const xml::Doc doc = xml::Doc::parse(run_plan(kCases[2], {"format", "libvirt"}));
+  const lx::Doc doc = lx::Doc::parse(run_plan(kCases[2], {"format", "libvirt"}));
   const auto hostdevs = kids(kid(doc.root().get(), "devices"), "hostdev");
   ASSERT_EQ(hostdevs.size(), 2U);
   const xmlNode* f0 = kid(hostdevs[0], "address");
@@ -429,7 +431,7 @@ TEST(Libvirt, PinsEachVcpuToItsNodesCpus) {
   EXPECT_EQ(libvirt_controller_indexes(p),
             (std::map<std::string, int>{{"pxb0", 1}, {"rp0", 2}, {"pxb1", 3}, {"rp1", 4}}));
 
-  const xml::Doc doc = xml::Doc::parse(libvirt_xml(p));
+  const lx::Doc doc = lx::Doc::parse(libvirt_xml(p));
   const xmlNode* cputune = kid(doc.root().get(), "cputune");
   ASSERT_NE(cputune, nullptr);
   std::vector<std::pair<std::string, std::string>> pins;
@@ -442,7 +444,7 @@ TEST(Libvirt, PinsEachVcpuToItsNodesCpus) {
   EXPECT_TRUE(valid_domain(completed(libvirt_xml(p)), "pinned"));
 
   p.nodes[1].host_cpus.clear();
-  EXPECT_EQ(kid(xml::Doc::parse(libvirt_xml(p)).root().get(), "cputune"), nullptr);
+  EXPECT_EQ(kid(lx::Doc::parse(libvirt_xml(p)).root().get(), "cputune"), nullptr);
 }
 
 // A note holding what an XML comment cannot ("--", a final "-") still
@@ -450,7 +452,7 @@ TEST(Libvirt, PinsEachVcpuToItsNodesCpus) {
 TEST(Libvirt, NotesStayWellFormedComments) {
   VmPlan p = two_node_plan();
   p.notes = {"use --force -"};
-  EXPECT_THAT(comments(xml::Doc::parse(libvirt_xml(p)).root().get()),
+  EXPECT_THAT(comments(lx::Doc::parse(libvirt_xml(p)).root().get()),
               ::testing::Contains(HasSubstr("use - -force -")));
 }
 
@@ -472,9 +474,9 @@ TEST(Libvirt, UnknownFormatNamesLibvirt) {
 // The validator itself rejects what libvirt would: otherwise the tests
 // above prove nothing.
 TEST(Libvirt, VirtXmlValidateRejectsABadController) {
-  xml::Doc doc = completed(run_plan(kCases[2], {"format", "libvirt"}));
+  lx::Doc doc = completed(run_plan(kCases[2], {"format", "libvirt"}));
   xmlNode* devices = const_cast<xmlNode*>(kid(doc.root().get(), "devices"));
-  xml::Element(devices)
+  lx::Element(devices)
       .child("controller")
       .attr("type", "pci")
       .attr("index", 9)

@@ -167,7 +167,8 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
         .attr("device", to_hex(m.host->device, 4));
     set_link(e, link_of(host, *m.host));
   }
-  return doc.str();
+  // No <?xml ...?>: NCCL's own parser (src/graph/xml.cc) stops at the "?".
+  return doc.str(false);
 }
 
 }  // namespace kvmaictl

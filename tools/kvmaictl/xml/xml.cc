@@ -1,35 +1,27 @@
 #include "xml/xml.h"
 
-#include <libxml/parser.h>
-#include <libxml/xmlsave.h>
-
+#include <sstream>
 #include <stdexcept>
 
 namespace kvmaictl::xml {
-namespace {
-
-// libxml2 speaks unsigned char; names and values here are UTF-8 already.
-const xmlChar* x(const std::string& s) {
-  return reinterpret_cast<const xmlChar*>(s.c_str());
-}
-
-struct XmlFree {
-  void operator()(xmlChar* p) const { xmlFree(p); }
-};
-
-}  // namespace
 
 Element Element::child(std::string_view name) const {
-  return Element(xmlNewChild(node_, nullptr, x(std::string(name)), nullptr));
+  return Element(node_.append_child(std::string(name).c_str()));
 }
 
 Element Element::text_child(std::string_view name, std::string_view text) const {
-  // xmlNewTextChild escapes the text; xmlNewChild would take it as markup.
-  return Element(xmlNewTextChild(node_, nullptr, x(std::string(name)), x(std::string(text))));
+  const Element e = child(name);
+  e.node_.text().set(std::string(text).c_str());
+  return e;
 }
 
 const Element& Element::attr(std::string_view name, std::string_view value) const {
-  xmlSetProp(node_, x(std::string(name)), x(std::string(value)));
+  const std::string n(name);
+  pugi::xml_attribute a = node_.attribute(n.c_str());
+  if (a.empty()) {
+    a = node_.append_attribute(n.c_str());
+  }
+  a.set_value(std::string(value).c_str());
   return *this;
 }
 
@@ -38,56 +30,36 @@ const Element& Element::attr(std::string_view name, long value) const {
 }
 
 const Element& Element::comment(std::string_view text) const {
-  xmlAddChild(node_, xmlNewDocComment(node_->doc, x(std::string(text))));
+  node_.append_child(pugi::node_comment).set_value(std::string(text).c_str());
   return *this;
 }
 
 const Element& Element::declare_ns(std::string_view prefix, std::string_view href) const {
-  xmlNewNs(node_, x(std::string(href)), x(std::string(prefix)));
-  return *this;
+  return attr("xmlns:" + std::string(prefix), href);
 }
 
 Element Element::ns_child(std::string_view prefix, std::string_view name) const {
-  xmlNs* ns = xmlSearchNs(node_->doc, node_, x(std::string(prefix)));
-  if (ns == nullptr) {
-    throw std::logic_error("no XML namespace declared under \"" + std::string(prefix) + "\"");
+  const std::string decl = "xmlns:" + std::string(prefix);
+  for (pugi::xml_node n = node_; !n.empty(); n = n.parent()) {
+    if (!n.attribute(decl.c_str()).empty()) {
+      return child(std::string(prefix) + ":" + std::string(name));
+    }
   }
-  return Element(xmlNewChild(node_, ns, x(std::string(name)), nullptr));
+  throw std::logic_error("no XML namespace declared under \"" + std::string(prefix) + "\"");
 }
 
-Doc::Doc(std::string_view root) : doc_(xmlNewDoc(x("1.0"))) {
-  xmlDocSetRootElement(doc_.get(),
-                       xmlNewDocNode(doc_.get(), nullptr, x(std::string(root)), nullptr));
+Doc::Doc(std::string_view root) : doc_(std::make_unique<pugi::xml_document>()) {
+  doc_->append_child(std::string(root).c_str());
 }
 
 std::string Doc::str(bool declaration) const {
-  if (declaration) {
-    xmlChar* mem = nullptr;
-    int len = 0;
-    xmlDocDumpFormatMemoryEnc(doc_.get(), &mem, &len, "UTF-8", 1);
-    const std::unique_ptr<xmlChar, XmlFree> owned(mem);
-    return {reinterpret_cast<const char*>(mem), static_cast<std::size_t>(len)};
+  std::ostringstream out;
+  unsigned flags = pugi::format_indent;
+  if (!declaration) {
+    flags |= pugi::format_no_declaration;
   }
-  const std::unique_ptr<xmlBuffer, decltype(&xmlBufferFree)> buf(xmlBufferCreate(), xmlBufferFree);
-  xmlNodeDump(buf.get(), doc_.get(), xmlDocGetRootElement(doc_.get()), 0, 1);
-  return std::string(reinterpret_cast<const char*>(xmlBufferContent(buf.get()))) + "\n";
-}
-
-Doc Doc::parse(std::string_view text) {
-  DocPtr d(xmlReadMemory(text.data(), static_cast<int>(text.size()), "input.xml", nullptr,
-                         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING));
-  if (!d) {
-    const xmlError* e = xmlGetLastError();
-    throw std::runtime_error(
-        std::string("not well-formed XML") +
-        (e != nullptr && e->message != nullptr ? ": " + std::string(e->message) : ""));
-  }
-  return Doc(std::move(d));
-}
-
-std::string attr(const xmlNode* node, const char* name) {
-  const std::unique_ptr<xmlChar, XmlFree> v(xmlGetProp(node, x(name)));
-  return v ? reinterpret_cast<const char*>(v.get()) : "";
+  doc_->save(out, "  ", flags, pugi::encoding_utf8);
+  return out.str();
 }
 
 }  // namespace kvmaictl::xml
