@@ -124,6 +124,9 @@ def parse_selftests(tally, stage, text):
     """Count kselftest cases from the framed KTAP the guest printed."""
     current, seen, exited = None, set(), {}
     for line in text.splitlines():
+        if line.startswith("# kvmai-retry: "):
+            tally.retries.append(f"{stage}: {line.split(': ', 1)[1].strip()}")
+            continue
         if line.startswith("# kvmai-selftest: "):
             current = line.split(": ", 1)[1].strip()
             seen.add(current)

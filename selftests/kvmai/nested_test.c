@@ -6,6 +6,7 @@
  * vfio-pci; L2 must see them where the QEMU arguments put them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,7 +30,8 @@ static int parse_probe(char *out, struct l2_dev *devs, int max)
 
 	for (line = strtok_r(out, "\n", &save); line && n < max;
 	     line = strtok_r(NULL, "\n", &save))
-		if (sscanf(line, "%15s %15s %d %255s", devs[n].bdf, devs[n].id, &devs[n].numa,
+		if (!strncmp(line, "0000:", 5) &&
+		    sscanf(line, "%15s %15s %d %255s", devs[n].bdf, devs[n].id, &devs[n].numa,
 			   devs[n].path) == 4)
 			n++;
 	return n;
@@ -165,20 +167,91 @@ static void topo_path(const char *json, const char *gpu, const char *nic, char *
 		sscanf(p + strlen(pat), "%7[A-Z]", path);
 }
 
+/* A leaf of the NCCL file: its busid, the busids of the <pci> above it. */
+struct nccl_leaf {
+	char busid[16];
+	char bridges[8][16];
+	int depth;
+	int numaid;
+};
+
+static int xml_attr(const char *line, const char *name, char *buf, size_t len)
+{
+	char pat[32];
+	const char *p, *end;
+
+	snprintf(pat, sizeof(pat), " %s=\"", name);
+	p = strstr(line, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	end = strchr(p, '"');
+	if (!end || (size_t)(end - p) >= len)
+		return -1;
+	snprintf(buf, len, "%.*s", (int)(end - p), p);
+	return 0;
+}
+
+/*
+ * The leaves of `kvmaictl vm nccl-topo`'s file, which puts one element on a
+ * line: <cpu numaid=N>, <pci ...> opening a bridge, <pci .../> a device.
+ * Returns how many, -1 if the nesting is broken.
+ */
+static int parse_nccl(char *xml, struct nccl_leaf *leaves, int max)
+{
+	char stack[8][16], busid[16], num[8];
+	int depth = 0, numaid = -1, n = 0;
+	char *line, *save;
+
+	for (line = strtok_r(xml, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "<cpu ")) {
+			if (xml_attr(line, "numaid", num, sizeof(num)))
+				return -1;
+			numaid = atoi(num);
+		} else if (strstr(line, "</pci>")) {
+			if (--depth < 0)
+				return -1;
+		} else if (strstr(line, "<pci ")) {
+			if (xml_attr(line, "busid", busid, sizeof(busid)))
+				return -1;
+			if (!strstr(line, "/>")) {
+				if (depth == 8)
+					return -1;
+				strcpy(stack[depth++], busid);
+				continue;
+			}
+			if (n == max)
+				return -1;
+			strcpy(leaves[n].busid, busid);
+			memcpy(leaves[n].bridges, stack, sizeof(stack));
+			leaves[n].depth = depth;
+			leaves[n].numaid = numaid;
+			n++;
+		}
+	}
+	return depth ? -1 : n;
+}
+
 /*
  * The dogfood: two GPUs and two NICs from two NUMA nodes and two switches
- * of the emulated host, laid out for L2 by `kvmaictl vm plan` and booted
- * with exactly its QEMU arguments.  kvmaictl topo inside L2 must show every
- * pair with the path class it has on the host, and every device on its
- * host node's guest node (plan numbers guest nodes in host order).
+ * of the emulated host (its expanders, which it treats as ACS switches),
+ * laid out for L2 by `kvmaictl vm plan` and booted with exactly its QEMU
+ * arguments.  kvmaictl topo inside L2 must show every pair with the path
+ * class it has on the host, and every device on its host node's guest node
+ * (plan numbers guest nodes in host order).  `kvmaictl vm nccl-topo` for
+ * the same words must name each device once by the bus id L2 gives it,
+ * below the bridges L2 shows above it, under its L2 NUMA node.
  */
-TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 300)
+TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 {
 	/* Host names, and what L2's kvmaictl calls them (in bus order). */
 	static const char *const host[] = { "gpu0", "gpu2", "nic0", "nic2" };
 	static const char *const guest[] = { "gpu0", "gpu1", "nic0", "nic1" };
-	char drv[4][64], cmd[512], l1[65536], l2[65536], hp[8], gp[8];
-	int rc;
+	static char l1[65536], l2[65536], xml[16384];
+	char drv[4][64], cmd[512], hp[8], gp[8];
+	struct nccl_leaf leaves[16];
+	struct l2_dev devs[64];
+	int rc, nl, nd;
 
 	if (access(L2_SHARE, F_OK))
 		SKIP(return, "emulated host booted without vmhost.py --nested");
@@ -188,6 +261,9 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 300)
 		ASSERT_EQ(0, pci_bind(kvmai_dev(host[i])->bdf, "vfio-pci"));
 	}
 	ASSERT_EQ(0, run_capture("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1)));
+	snprintf(cmd, sizeof(cmd), "/kvmai/bin/kvmaictl vm nccl-topo %s %s %s %s vcpus 2 memory 256",
+		 host[0], host[1], host[2], host[3]);
+	ASSERT_EQ(0, run_capture(cmd, xml, sizeof(xml))) TH_LOG("%s", xml);
 	snprintf(cmd, sizeof(cmd),
 		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256) && "
 		 "l2-run -M -s l2-topo -w /tmp/l2-plan -- $plan 2>&1",
@@ -196,6 +272,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 300)
 	for (int i = 0; i < 4; i++)
 		pci_bind(kvmai_dev(host[i])->bdf, drv[i]);
 	ASSERT_EQ(0, rc) TH_LOG("plan or l2-run failed:\n%s", l2);
+	ASSERT_NE(NULL, strstr(l2, "\"devices\":")) TH_LOG("no kvmaictl -j topo from L2:\n%.4000s", l2);
 
 	for (int i = 0; i < 4; i++) {
 		EXPECT_GE(topo_numa(l1, host[i]), 0) TH_LOG("%s: no NUMA node on the host", host[i]);
@@ -209,6 +286,68 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 300)
 			EXPECT_NE(0, hp[0]) TH_LOG("no %s-%s pair on the host", host[g], host[n]);
 			EXPECT_STREQ(hp, gp) TH_LOG("%s-%s: %s on the host, %s in L2", host[g],
 						    host[n], hp, gp);
+		}
+	}
+
+	/* l2-topo prints what l2-probe does after the JSON. */
+	nd = parse_probe(l2, devs, 64);
+	nl = parse_nccl(xml, leaves, 16);
+	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
+	for (int i = 0; i < nl; i++) {
+		char want[256] = "", got[256] = "", root[32], synth[16] = "";
+		const struct l2_dev *d = NULL;
+		char comp[16][32];
+		int seen = 0, nc = 0;
+
+		for (int j = 0; j < nd; j++) {
+			if (!strcmp(devs[j].bdf, leaves[i].busid)) {
+				d = &devs[j];
+				seen++;
+			}
+		}
+		for (int j = 0; j < nl; j++)
+			seen += j != i && !strcmp(leaves[j].busid, leaves[i].busid);
+		ASSERT_EQ(1, seen) TH_LOG("%s: in L2 and the file once each?", leaves[i].busid);
+		EXPECT_EQ(d->numa, leaves[i].numaid) TH_LOG("%s", d->bdf);
+
+		/*
+		 * NCCL's parents of a device: every second bridge up its sysfs
+		 * path (pciDDDD:BB/port/.../device), below the root bus.
+		 */
+		for (const char *c = d->path, *slash; c && nc < 16; c = slash ? slash + 1 : NULL) {
+			slash = strchr(c, '/');
+			snprintf(comp[nc++], sizeof(comp[0]), "%.*s",
+				 slash ? (int)(slash - c) : (int)strlen(c), c);
+		}
+		for (int k = nc % 2 ? 2 : 1; k < nc - 2; k += 2)
+			snprintf(want + strlen(want), sizeof(want) - strlen(want), "/%s", comp[k]);
+		/* The file's, less the synthetic switch standing for the expander. */
+		for (int k = 0; k < leaves[i].depth; k++) {
+			if (!strncmp(leaves[i].bridges[k], "ffff:", 5)) {
+				EXPECT_EQ(0, k) TH_LOG("%s: synthetic bridge inside", d->bdf);
+				strcpy(synth, leaves[i].bridges[k]);
+				continue;
+			}
+			snprintf(got + strlen(got), sizeof(got) - strlen(got), "/%s",
+				 leaves[i].bridges[k]);
+		}
+		EXPECT_STREQ(want, got) TH_LOG("L2 path %s", d->path);
+		/* Each L2 root bus (expander) is one synthetic switch, as on the host. */
+		EXPECT_NE(0, synth[0]) TH_LOG("%s: no synthetic switch", d->bdf);
+		strcpy(root, comp[0]);
+		for (int j = 0; j < i; j++) {
+			const struct l2_dev *o = NULL;
+
+			for (int k = 0; k < nd; k++)
+				if (!strcmp(devs[k].bdf, leaves[j].busid))
+					o = &devs[k];
+			if (!o || !leaves[j].depth)
+				continue;
+			EXPECT_EQ(!strncmp(o->path, root, strlen(root)) &&
+				  o->path[strlen(root)] == '/',
+				  !strcmp(leaves[j].bridges[0], synth))
+				TH_LOG("%s and %s: one root bus iff one synthetic switch", d->bdf,
+				       o->bdf);
 		}
 	}
 }

@@ -39,7 +39,8 @@ EXIT_MARK = "KVMAI-EXIT "
 INIT_MARK = "KVMAI-INIT "
 # The emulator failed rather than a test: QEMU died, or the guest kernel
 # reported an RCU stall (a TCG vCPU stopped being run; seen once in a dozen
-# 4-vCPU boots on a 2-core machine).  check.py boots once more on it.
+# 4-vCPU boots on a 2-core machine), or the guest went silent for
+# silence_s (aihost.toml).  check.py boots once more on it.
 EXIT_QEMU_CRASHED = 3
 RCU_STALL = re.compile(rb"rcu: INFO: rcu_\w+ (self-)?detected stalls?")
 
@@ -398,9 +399,19 @@ def boot(args):
     qemu_log = open(work / "qemu.log", "wb")
     qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qemu_log,
                             stderr=subprocess.STDOUT)
-    rc, shown, timed_out, init_at, stalled = None, 0, False, None, False
+    silence = topo.machine.get("silence_s", timeout)
+    rc, shown, timed_out, init_at, stalled, silent = None, 0, False, None, False, False
+    heard, last_sizes = time.monotonic(), None
     while True:
         done = qemu.poll() is not None
+        sizes = tuple(f.stat().st_size if f.exists() else 0 for f in (console, results))
+        if sizes != last_sizes:
+            heard, last_sizes = time.monotonic(), sizes
+        elif not done and time.monotonic() - heard > silence:
+            silent = True
+            qemu.kill()
+            qemu.wait()
+            break
         if not done and console.exists() and RCU_STALL.search(console.read_bytes()):
             stalled = True
             qemu.kill()
@@ -433,9 +444,10 @@ def boot(args):
           f"scenario '{args.scenario}' done after {elapsed:.1f}s wall", file=sys.stderr)
     if args.verbose or rc is None or rc:
         print(f"vmhost: console log: {console}", file=sys.stderr)
-    if stalled:
-        print(f"vmhost: error: scenario '{args.scenario}' stopped: the guest kernel reports "
-              "an RCU stall (an emulated vCPU is not being run)", file=sys.stderr)
+    if stalled or silent:
+        why = ("the guest kernel reports an RCU stall (an emulated vCPU is not being run)"
+               if stalled else f"the guest printed nothing for {silence}s (silence_s)")
+        print(f"vmhost: error: scenario '{args.scenario}' stopped: {why}", file=sys.stderr)
         tail = console.read_bytes().decode(errors="replace").splitlines()[-8:]
         print("vmhost: last console lines:\n  " + "\n  ".join(tail), file=sys.stderr)
         return EXIT_QEMU_CRASHED

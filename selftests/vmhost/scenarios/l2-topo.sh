@@ -2,5 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # kvmaictl's view of a guest of the emulated host: its GPUs, NICs, their
-# NUMA nodes and the path class of every pair, as JSON.
-exec /kvmai/bin/kvmaictl -j topo
+# NUMA nodes and the path class of every pair, as JSON on one line; then
+# what l2-probe prints (each PCI device's bus id, NUMA node and sysfs path).
+/kvmai/bin/kvmaictl -j topo
+exec /kvmai/scenarios/l2-probe.sh
