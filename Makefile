@@ -9,7 +9,9 @@
 #   make bench    benchmarks in the emulated host (figures, not tests)
 #   make install  kvmaictl, its man page and completion (PREFIX=/usr/local)
 #   make regen    regenerate netlink code from Documentation/netlink/specs
-#   make patches-check  apply, checkpatch and compile the kernel patch series
+#   make patches-check  apply, checkpatch and compile the kernel patch series,
+#                       and apply its quilt export to the base
+#   make patches-export DEST=dir   the series as a quilt queue (series + patches)
 #   make kernel   build the patched test kernel (cached; long when cold)
 #   make check-kernel   the selftests in the emulated host on that kernel
 #   make check-nested   the nested-guest selftests (not yet in make check)
@@ -47,11 +49,17 @@ vm-payload: all
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
 	mkdir -p $(BUILD)/vm-payload/testdata
-	cp -a tools/kvmaictl/testdata/hgx $(BUILD)/vm-payload/testdata/
+	cp -a tools/kvmaictl/testdata/hgx tools/kvmaictl/testdata/hgx-vm $(BUILD)/vm-payload/testdata/
 
 # The patch series (patches/) on its mainline base, and a kernel with it.
 patches-check:
 	tools/devenv/kernel.sh check
+	tools/devenv/patches-export.sh --check
+
+# The series as a quilt queue for a distribution kernel: make patches-export DEST=dir
+patches-export:
+	@[ -n "$(DEST)" ] || { echo "patches-export: DEST=dir is required" >&2; exit 2; }
+	tools/devenv/patches-export.sh $(DEST)
 
 kernel:
 	tools/devenv/kernel.sh build
@@ -106,4 +114,4 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod tools selftests vm-payload demo check bench regen install clean \
-	patches-check kernel vm-payload-kernel check-kernel check-nested
+	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested

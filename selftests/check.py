@@ -171,7 +171,8 @@ def stage_host(tally, args):
 
 
 def stage_patches(tally, args):
-    """tools/devenv/kernel.sh check, one count per patch and per object."""
+    """tools/devenv/kernel.sh check, one count per patch and per object; then
+    the quilt export applied to the base (one count per patch and the pop)."""
     proc = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "check"],
                           capture_output=True, text=True)
     out = proc.stdout + proc.stderr
@@ -191,6 +192,21 @@ def stage_patches(tally, args):
     # A failure no line above accounts for (the series does not apply...).
     if not counted or (proc.returncode and tally.failed == failed_before):
         tally.add("patches", "series", "fail", (out.strip().splitlines() or ["no output"])[-1])
+    # The series as distributions take it: a quilt queue (make patches-export).
+    proc = subprocess.run([str(TOP / "tools/devenv/patches-export.sh"), "--check"],
+                          capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    if args.verbose or proc.returncode:
+        print(out)
+    pushed = 0
+    for line in out.splitlines():
+        if line.startswith("quilt: ") and line.count(": ") >= 2:
+            name, verdict = line[len("quilt: "):].rsplit(": ", 1)
+            tally.add("patches", f"quilt {name}", "pass" if verdict in ("applied", "clean")
+                      else "fail", verdict)
+            pushed += 1
+    if proc.returncode and not pushed:
+        tally.add("patches", "quilt export", "fail", (out.strip().splitlines() or ["no output"])[-1])
 
 
 def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False):

@@ -69,6 +69,8 @@ PKGS=(
 	nlohmann-json3-dev libpugixml-dev libxml2-dev clang-format clang-tidy
 	# emulated host
 	busybox-static pciutils
+	# patches-export --check
+	quilt
 )
 missing=()
 for p in "${PKGS[@]}"; do
