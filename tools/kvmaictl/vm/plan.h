@@ -20,6 +20,7 @@ struct PlanRequest {
   std::vector<std::string> devices;  // gpuN, nicN, BDFs (DDDD:BB:DD.F or BB:DD.F)
   int vcpus = 0;
   int memory_mib = 0;
+  std::string hugepages;  // a hugetlbfs mount to back guest memory, "" for none
 };
 
 struct GuestNode {
@@ -59,6 +60,7 @@ struct VmPlan {
   std::vector<GuestBridge> bridges;
   std::vector<GuestDevice> devices;
   std::vector<std::string> notes;  // what the plan cannot do for the guest
+  std::string hugepages;           // PlanRequest's
 };
 
 // Guest addresses: every bridge and device gets an explicit slot, and the

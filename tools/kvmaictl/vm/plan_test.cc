@@ -193,6 +193,22 @@ TEST(VmPlanGolden, QemuArgs) {
   }
 }
 
+// Guest memory on huge pages from a hugetlbfs mount, per node, preallocated.
+TEST(VmPlan, HugepagesBackEachNode) {
+  const auto sys = testdata("emulated-vm/sys");
+  auto r = run_cli({"vm", "plan", "gpu0", "gpu1", "memory", "2048", "hugepages", "/dev/hugepages1G",
+                    "--sysfs-root", sys});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("-object memory-backend-file,id=mem0,mem-path=/dev/hugepages1G,"
+                               "prealloc=on,size=1024M,host-nodes=0,policy=bind\n"));
+  EXPECT_THAT(r.out, HasSubstr("id=mem1,mem-path=/dev/hugepages1G,prealloc=on,size=1024M,"
+                               "host-nodes=1,policy=bind\n"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("memory-backend-ram")));
+  r = run_cli({"vm", "plan", "gpu0", "hugepages", "hugepages", "--sysfs-root", sys});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("hugepages wants the absolute path of a hugetlbfs mount"));
+}
+
 // `format json` is JSON with or without -j, as the man page says.
 TEST(VmPlan, FormatJsonWithoutDashJIsJson) {
   const auto r = run_cli({"vm", "plan", "gpu0", "nic0", "format", "json", "--sysfs-root",

@@ -33,8 +33,8 @@ Request parse(const Args& args, bool with_format) {
   Request r;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& w = args[i];
-    const bool keyword =
-        w == "vcpus" || w == "memory" || w == "--sysfs-root" || (with_format && w == "format");
+    const bool keyword = w == "vcpus" || w == "memory" || w == "hugepages" || w == "--sysfs-root" ||
+                         (with_format && w == "format");
     if (!keyword) {
       r.plan.devices.push_back(w);
       continue;
@@ -45,6 +45,8 @@ Request parse(const Args& args, bool with_format) {
     const std::string& v = args[++i];
     if (w == "vcpus") {
       r.plan.vcpus = positive(w, v);
+    } else if (w == "hugepages") {
+      r.plan.hugepages = v;
     } else if (w == "memory") {
       r.plan.memory_mib = positive(w, v);
     } else if (w == "format") {
@@ -122,6 +124,7 @@ void plan(const Args& args, Context& ctx) {
               {"bridges", bridges},
               {"devices", devices},
               {"notes", p.notes},
+              {"hugepages", p.hugepages.empty() ? Json() : Json(p.hugepages)},
               {"qemu", qemu}};
   if (format == "libvirt") {
     // With -j the plan stays one JSON document; the domain XML is a string in it.
@@ -140,7 +143,8 @@ const ObjectRegistrar kRegistrar({
     .name = "vm",
     .summary = "the guest's layout for host devices (reads sysfs)",
     .commands = {{.name = "plan",
-                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ format { qemu | json | libvirt } ] "
+                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
+                           "[ format { qemu | json | libvirt } ] "
                            "[ --sysfs-root DIR ]",
                   .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
                   .run = plan},
