@@ -11,7 +11,8 @@ done
 
 # kvmaictl topo against what operators run today, lspci -vvv, in one run.
 runs=20
-# Mean wall ms and peak RSS kB of $runs runs of a command (busybox time -v).
+# Mean wall ms and peak RSS kB of $runs runs of a command (busybox time -v),
+# printed; the mean also left in $ms for ratios (so not in a $(...)).
 measure() {
 	i=0 total=0 rss=0
 	while [ $i -lt $runs ]; do
@@ -23,14 +24,28 @@ measure() {
 		[ "${r:-0}" -gt $rss ] && rss=$r
 		i=$((i + 1))
 	done
-	echo "$total $rss" | awk -v n=$runs '{printf "%.1f ms/run, peak RSS %d kB", $1 / n, $2}'
+	ms=$(echo "$total" | awk -v n=$runs '{printf "%.1f", $1 / n}')
+	echo "$ms $rss" | awk '{printf "%.1f ms/run, peak RSS %d kB", $1, $2}'
 }
 
 echo "== topo ($runs runs each)"
 fixture=/kvmai/testdata/hgx
 n=$(ls $fixture/sys/bus/pci/devices | wc -l)
-echo "kvmaictl topo, hgx fixture ($n functions): $(measure kvmaictl topo --sysfs-root $fixture/sys)"
+measure kvmaictl topo --sysfs-root $fixture/sys >/tmp/measure
+topo_ms=$ms
+echo "kvmaictl topo, hgx fixture ($n functions): $(cat /tmp/measure)"
 echo "kvmaictl -j topo, hgx fixture:        $(measure kvmaictl -j topo --sysfs-root $fixture/sys)"
 n=$(ls /sys/bus/pci/devices | wc -l)
 echo "kvmaictl topo, this host ($n functions): $(measure kvmaictl topo)"
 echo "lspci -vvv, this host ($n functions):    $(measure lspci -vvv)"
+
+# vm plan reads the same tree as topo and lays out all 8 GPUs and their 8
+# NICs: its whole-process time beside topo's on the same fixture.
+echo "== vm plan ($runs runs each, hgx-vm fixture, 8 GPUs + 8 NICs, ratio to topo)"
+vm=/kvmai/testdata/hgx-vm/sys
+devs="gpu0 gpu1 gpu2 gpu3 gpu4 gpu5 gpu6 gpu7 nic2 nic3 nic4 nic5 nic6 nic7 nic8 nic9"
+for what in "vm plan" "-j vm plan" "vm nccl-topo"; do
+	# shellcheck disable=SC2086 # word lists
+	measure kvmaictl $what $devs vcpus 16 memory 65536 --sysfs-root $vm >/tmp/measure
+	echo "kvmaictl $what: $(cat /tmp/measure), $(echo "$ms $topo_ms" | awk '{printf "%.2f", $1 / $2}') x topo"
+done
