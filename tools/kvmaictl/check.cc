@@ -1,9 +1,15 @@
 #include "check.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
+#include <sstream>
+#include <utility>
 
 #include "cli.h"
 #include "perf_pmus.h"
@@ -54,6 +60,64 @@ struct Host {
   const Topology& topo;
 };
 
+// "1 VF", "2 VFs".
+std::string count_of(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// "2 KiB", "1 MiB", "16 GiB": sizes of BARs, which are powers of two.
+std::string size_text(std::uint64_t bytes) {
+  static constexpr std::array<std::pair<std::uint64_t, const char*>, 3> kUnits{
+      {{1ULL << 30U, "GiB"}, {1ULL << 20U, "MiB"}, {1ULL << 10U, "KiB"}}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (bytes >= scale && bytes % scale == 0) {
+      return std::to_string(bytes / scale) + " " + unit;
+    }
+  }
+  return std::to_string(bytes) + " B";
+}
+
+// A hex attribute as sysfs prints registers ("d2008c40660462", with or
+// without 0x); read_int's signed range would cut off bit 63.
+std::optional<std::uint64_t> read_hex(const TreeReader& r, const std::string& rel) {
+  const auto line = read_line(r, rel);
+  if (!line) {
+    return std::nullopt;
+  }
+  std::string_view v = *line;
+  if (v.starts_with("0x") || v.starts_with("0X")) {
+    v.remove_prefix(2);
+  }
+  std::uint64_t x = 0;
+  const auto* const end = v.data() + v.size();
+  const auto [ptr, ec] = std::from_chars(v.data(), end, x, 16);
+  if (v.empty() || ec != std::errc() || ptr != end) {
+    return std::nullopt;
+  }
+  return x;
+}
+
+// The options of kernel parameter `name` on the command line
+// ("intel_iommu=on,sp_off" gives on and sp_off), from every occurrence.
+std::set<std::string> cmdline_options(const TreeReader& proc, const std::string& name) {
+  std::set<std::string> options;
+  const auto line = read_line(proc, "cmdline");
+  if (!line) {
+    return options;
+  }
+  std::istringstream words(*line);
+  const std::string prefix = name + "=";
+  for (std::string word; words >> word;) {
+    if (word.starts_with(prefix)) {
+      std::istringstream list(word.substr(prefix.size()));
+      for (std::string option; std::getline(list, option, ',');) {
+        options.insert(option);
+      }
+    }
+  }
+  return options;
+}
+
 CheckResult check_iommu(const Host& h) {
   const auto units = h.sys.list("class/iommu");
   if (units.empty()) {
@@ -71,6 +135,116 @@ CheckResult check_iommu(const Host& h) {
           join(units, ", ") + " active, default domain " +
               (mode_list.empty() ? "unknown" : join(mode_list, "/")),
           ""};
+}
+
+// VT-d registers as sysfs shows them (intel-iommu/cap, ecap; the kernel's
+// decoding is in drivers/iommu/intel/iommu.h). Capability: SLLPS, bits
+// 34-37, the second-stage large pages (cap_super_page_val: bit 34 2 MiB,
+// bit 35 1 GiB); FL1GP, bit 56, 1 GiB first-stage pages
+// (cap_fl1gp_support). Extended capability: SMTS, bit 43, scalable mode;
+// FLTS, bit 47, first-stage translation (ecap_smts, ecap_flts).
+constexpr unsigned kSllpsShift = 34;
+constexpr std::uint64_t kCapSllps2M = 1ULL << kSllpsShift;
+constexpr std::uint64_t kCapSllps1G = 1ULL << (kSllpsShift + 1);
+constexpr std::uint64_t kCapFl1gp = 1ULL << 56U;
+constexpr std::uint64_t kEcapSmts = 1ULL << 43U;
+constexpr std::uint64_t kEcapFlts = 1ULL << 47U;
+
+// The largest page an IOMMU unit maps for a VM's DMA.
+enum class IoPage { small, two_m, one_g, unknown };
+
+struct UnitPages {
+  IoPage page = IoPage::unknown;
+  std::string note;  // why, for anything short of 1G
+};
+
+UnitPages intel_unit_pages(const Host& h, const std::string& unit, bool sp_off) {
+  const std::string dir = "class/iommu/" + unit + "/intel-iommu/";
+  const auto cap = read_hex(h.sys, dir + "cap");
+  if (!cap) {
+    return {IoPage::unknown, "intel-iommu/cap unreadable"};
+  }
+  if (sp_off) {
+    return {IoPage::small, "intel_iommu=sp_off"};
+  }
+  // In scalable mode the kernel prefers first-stage tables, which map 2M
+  // always and 1G only with FL1GP; whether it runs in scalable mode depends
+  // on its build and on sm_on/sm_off, which sysfs does not say. So 1G
+  // counts only when every stage the unit offers has it.
+  const auto ecap = read_hex(h.sys, dir + "ecap");
+  const bool first_stage = ecap && (*ecap & kEcapSmts) != 0 && (*ecap & kEcapFlts) != 0;
+  const bool second_1g = (*cap & kCapSllps1G) != 0;
+  const std::string sllps = "SLLPS " + to_hex((*cap >> kSllpsShift) & 0xFU);
+  if (second_1g && (!first_stage || (*cap & kCapFl1gp) != 0)) {
+    return {IoPage::one_g, ""};
+  }
+  if ((*cap & kCapSllps2M) != 0) {
+    return {IoPage::two_m, second_1g ? "no first-stage 1G, FL1GP" : sllps};
+  }
+  return {IoPage::small, sllps};
+}
+
+// AMD-Vi: the host (v1) page table can end a walk at any level, which the
+// architecture gives every IOMMU, so no capability bit gates large pages
+// and the unit's cap and features files are not read. The driver maps
+// every power-of-two size from 4K but 512G (AMD_IOMMU_PGSIZES in
+// drivers/iommu/amd/amd_iommu_types.h) unless amd_iommu=nohugepages cuts v1
+// to 4K; the guest (v2) table that amd_iommu=pgtbl_v2 selects maps 2M and
+// 1G (x86-64 format).
+UnitPages amd_unit_pages(const std::set<std::string>& options) {
+  if (options.contains("nohugepages") && !options.contains("pgtbl_v2")) {
+    return {IoPage::small, "amd_iommu=nohugepages"};
+  }
+  return {IoPage::one_g, ""};
+}
+
+// Large I/O pages: a VM's memory is mapped for its devices' DMA in its
+// IOMMU domain. With 4K entries, an IOTLB entry covers 512 times less than
+// with 2M ones, so an RDMA NIC reaching across registered memory misses it
+// and walks the page tables that much more often.
+CheckResult check_iommu_pages(const Host& h) {
+  const auto units = h.sys.list("class/iommu");
+  if (units.empty()) {
+    return {"iommu-pages", Status::fail, "no IOMMU in /sys/class/iommu", "see iommu"};
+  }
+  const auto intel = cmdline_options(h.proc, "intel_iommu");
+  const auto amd = cmdline_options(h.proc, "amd_iommu");
+  std::map<IoPage, std::vector<std::string>> by_page;
+  bool fl1gp_only = false;  // a unit lacks 1G in the first stage only
+  for (const auto& unit : units) {
+    UnitPages p;
+    if (h.sys.exists("class/iommu/" + unit + "/intel-iommu")) {
+      p = intel_unit_pages(h, unit, intel.contains("sp_off"));
+    } else if (h.sys.exists("class/iommu/" + unit + "/amd-iommu")) {
+      p = amd_unit_pages(amd);
+    } else {
+      p = {IoPage::unknown, "neither VT-d nor AMD-Vi"};
+    }
+    fl1gp_only = fl1gp_only || p.note.ends_with("FL1GP");
+    by_page[p.page].push_back(p.note.empty() ? unit : unit + " (" + p.note + ")");
+  }
+  const auto& gig = by_page[IoPage::one_g];
+  if (const auto& small = by_page[IoPage::small]; !small.empty()) {
+    std::string fix = "none in software: use an IOMMU that maps 2M pages (VT-d SLLPS)";
+    if (intel.contains("sp_off")) {
+      fix = "boot without intel_iommu=sp_off";
+    } else if (amd.contains("nohugepages")) {
+      fix = "boot without amd_iommu=nohugepages";
+    }
+    return {"iommu-pages", Status::fail, "4K I/O pages only on " + list_some(small), fix};
+  }
+  if (const auto& two_m = by_page[IoPage::two_m]; !two_m.empty()) {
+    return {"iommu-pages", Status::warn,
+            "2M but no 1G I/O pages on " + list_some(two_m) +
+                (gig.empty() ? "" : "; 1G on " + list_some(gig)),
+            fl1gp_only ? "boot with intel_iommu=sm_off (second-stage tables map 1G)"
+                       : "hardware limit: prefer devices behind units with 1G pages for VMs "
+                         "that pin much memory"};
+  }
+  if (const auto& unknown = by_page[IoPage::unknown]; !unknown.empty()) {
+    return {"iommu-pages", Status::warn, "I/O page sizes unknown on " + list_some(unknown), ""};
+  }
+  return {"iommu-pages", Status::pass, "2M and 1G I/O pages on " + list_some(gig), ""};
 }
 
 CheckResult check_acs(const Host& h) {
@@ -191,6 +365,163 @@ CheckResult check_sriov(const Host& h) {
           ""};  // VF count is a deployment choice
 }
 
+constexpr std::uint64_t kPage = 4096;
+// IORESOURCE_MEM in the flags of a sysfs `resource` line
+// (include/linux/ioport.h).
+constexpr std::uint64_t kIoresourceMem = 0x200;
+// `resource` lines 0-5 are BARs 0-5; after them come the ROM, a PF's VF
+// BAR regions (each VF lists its own slice, so they are no BARs of the
+// PF's) and a bridge's windows.
+constexpr int kBarLines = 6;
+
+struct Bar {
+  const PciDevice* dev = nullptr;
+  int index = 0;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;  // inclusive, as sysfs prints it
+
+  std::uint64_t size() const { return end - start + 1; }
+  bool shares_page_with(const Bar& o) const {
+    return start / kPage <= o.end / kPage && o.start / kPage <= end / kPage;
+  }
+  std::string name() const { return dev->bdf + " BAR " + std::to_string(index); }
+};
+
+// A function's assigned memory BARs from its `resource` file, "start end
+// flags" in hex per line; nullopt when unreadable. I/O BARs, unassigned
+// ones and the upper halves of 64-bit BARs (zero lines) are left out.
+std::optional<std::vector<Bar>> memory_bars(const TreeReader& sys, const PciDevice& d) {
+  const auto text = sys.read(d.sysfs_path + "/resource");
+  if (!text) {
+    return std::nullopt;
+  }
+  std::istringstream lines(*text);
+  std::vector<Bar> bars;
+  std::string line;
+  for (int i = 0; i < kBarLines && std::getline(lines, line); ++i) {
+    std::istringstream fields(line);
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::uint64_t flags = 0;
+    if (!(fields >> std::hex >> start >> end >> flags)) {
+      return std::nullopt;
+    }
+    if ((flags & kIoresourceMem) != 0 && start != 0 && end > start) {
+      bars.push_back({&d, i, start, end});
+    }
+  }
+  return bars;
+}
+
+// The BARs of functions meant for a guest (every SR-IOV VF, and NICs bound
+// to vfio-pci) must each be whole pages of their own: vfio-pci lets QEMU
+// map a BAR into the guest, so the guest rings doorbells (an RDMA NIC's
+// UAR pages) without a VM exit, only when the BAR starts on a page; it
+// maps a BAR below a page only by reserving the rest of that page, which
+// fails when another BAR sits there (vfio_pci_probe_mmaps). Every other
+// access traps to QEMU.
+CheckResult check_vf_bars(const Host& h) {
+  std::vector<Bar> all;  // every function's, to find shared pages
+  std::set<const PciDevice*> guest;
+  std::vector<std::string> unreadable;
+  std::size_t vfs = 0;
+  for (const auto& d : h.topo.tree().devices()) {
+    const bool for_guest = d.is_virtfn || (d.is_nic() && d.bound_to_vfio());
+    const auto bars = memory_bars(h.sys, d);
+    if (for_guest) {
+      vfs += d.is_virtfn ? 1 : 0;
+      if (!bars) {
+        unreadable.push_back(d.bdf);
+        continue;
+      }
+      guest.insert(&d);
+    }
+    if (bars) {
+      all.insert(all.end(), bars->begin(), bars->end());
+    }
+  }
+  const std::size_t nics = guest.size() + unreadable.size() - vfs;
+  if (vfs + nics == 0) {
+    return {"vf-bars", Status::pass, "no VFs or vfio NICs", ""};
+  }
+
+  std::vector<std::string> bad;
+  std::vector<std::string> small;
+  std::set<std::string> realign;  // non-VFs with a bad or small BAR
+  bool vf_fix = false;
+  std::size_t checked = 0;
+  for (const Bar& b : all) {
+    if (!guest.contains(b.dev)) {
+      continue;
+    }
+    ++checked;
+    std::vector<std::string> why;
+    if (b.start % kPage != 0) {
+      why.emplace_back("not page-aligned");
+    }
+    std::vector<std::string> sharers;
+    for (const Bar& o : all) {
+      if (&o != &b && b.shares_page_with(o)) {
+        sharers.push_back(o.name());
+      }
+    }
+    if (!sharers.empty()) {
+      why.push_back("shares a page with " + list_some(sharers, 2));
+    }
+    const std::string what = b.name() + " (" + size_text(b.size()) + " at " + to_hex(b.start) + ")";
+    if (why.empty() && b.size() >= kPage) {
+      continue;
+    }
+    if (why.empty()) {
+      small.push_back(what);
+    } else {
+      bad.push_back(what + ": " + join(why, ", "));
+    }
+    if (b.dev->is_virtfn) {
+      vf_fix = true;
+    } else {
+      realign.insert(b.dev->bdf);
+    }
+  }
+
+  // pci=resource_alignment without an order aligns to a page and grows
+  // smaller BARs to one, so no other BAR can share it. VF BARs are slices
+  // of the PF's SR-IOV BAR, which the device sizes.
+  std::vector<std::string> fixes;
+  if (!realign.empty()) {
+    fixes.push_back("boot with pci=resource_alignment=" +
+                    join(std::vector<std::string>(realign.begin(), realign.end()), ";") +
+                    " (each BAR a page of its own)");
+  }
+  if (vf_fix) {
+    fixes.emplace_back("VF BARs are slices of the PF's SR-IOV BAR: update the NIC firmware");
+  }
+  if (!bad.empty()) {
+    return {"vf-bars", Status::fail, list_some(bad, 3), join(fixes, "; ")};
+  }
+  if (!small.empty()) {
+    return {
+        "vf-bars", Status::warn,
+        "below a page (mapped only while the rest of the page stays free): " + list_some(small, 3),
+        join(fixes, "; ")};
+  }
+  if (!unreadable.empty()) {
+    return {"vf-bars", Status::warn, "no readable sysfs resource file for " + list_some(unreadable),
+            ""};
+  }
+  std::vector<std::string> whose;
+  if (vfs > 0) {
+    whose.push_back(count_of(vfs, "VF"));
+  }
+  if (nics > 0) {
+    whose.push_back(count_of(nics, "vfio NIC"));
+  }
+  return {"vf-bars", Status::pass,
+          count_of(checked, "memory BAR") + " of " + join(whose, " and ") +
+              ": page-aligned, whole pages, none sharing a page",
+          ""};
+}
+
 CheckResult check_mrrs(const Host& h) {
   std::vector<std::string> low;
   std::vector<std::string> cmds;
@@ -277,6 +608,46 @@ CheckResult check_link(const Host& h) {
   return {"link", Status::pass, "every GPU and NIC link at full speed and width", ""};
 }
 
+// 1G pages on each NUMA node that holds a GPU or NIC. A VM's memory is
+// bound to its devices' nodes (vm plan's numatune), and pages reserved on
+// another node do not back it. Nodes without per-node sysfs files (a
+// kernel without NUMA) are left out.
+struct NodePages {
+  std::vector<std::string> free;   // "node0 512 of 768"
+  std::vector<std::string> empty;  // "node1 (gpu4, nic6; 0 of 768)"
+  std::vector<int> nodes;          // every device node read
+};
+
+NodePages device_node_pages(const Host& h) {
+  std::map<int, std::vector<std::string>> devices;
+  for (const auto* n : members(h.topo)) {
+    if (n->dev->numa_node) {
+      devices[*n->dev->numa_node].push_back(n->name);
+    }
+  }
+  NodePages p;
+  for (const auto& [node, names] : devices) {
+    const std::string dir =
+        "devices/system/node/node" + std::to_string(node) + "/hugepages/hugepages-1048576kB/";
+    const auto free = read_int(h.sys, dir + "free_hugepages", 10);
+    const auto nr = read_int(h.sys, dir + "nr_hugepages", 10);
+    if (!free || !nr) {
+      continue;
+    }
+    p.nodes.push_back(node);
+    std::string entry = "node" + std::to_string(node);
+    const std::string counts = std::to_string(*free) + " of " + std::to_string(*nr);
+    if (*free > 0) {
+      entry += " " + counts;
+      p.free.push_back(entry);
+    } else {
+      entry += " (" + list_some(names, 3) + "; " + counts + ")";
+      p.empty.push_back(entry);
+    }
+  }
+  return p;
+}
+
 CheckResult check_hugepages(const Host& h) {
   std::vector<std::string> have;
   bool gig = false;
@@ -296,7 +667,25 @@ CheckResult check_hugepages(const Host& h) {
     return {"hugepages", Status::warn, join(have, ", ") + " reserved, no 1G pages",
             "boot with default_hugepagesz=1G hugepagesz=1G hugepages=<N>"};
   }
-  return {"hugepages", Status::pass, join(have, ", ") + " reserved", ""};
+  const NodePages nodes = device_node_pages(h);
+  if (!nodes.empty.empty()) {
+    std::string per_node;
+    for (const int n : nodes.nodes) {
+      per_node += (per_node.empty() ? "" : ",") + std::to_string(n) + ":<N>";
+    }
+    const std::string first = nodes.empty.front().substr(0, nodes.empty.front().find(' '));
+    return {"hugepages", Status::warn,
+            join(have, ", ") + " reserved, but no 1G page free on " + list_some(nodes.empty, 2) +
+                (nodes.free.empty() ? "" : "; " + list_some(nodes.free) + " free"),
+            "echo <N> > /sys/devices/system/node/" + first +
+                "/hugepages/hugepages-1048576kB/nr_hugepages (or boot with hugepagesz=1G "
+                "hugepages=" +
+                per_node + ")"};
+  }
+  return {"hugepages", Status::pass,
+          join(have, ", ") + " reserved" +
+              (nodes.free.empty() ? "" : "; 1G free: " + list_some(nodes.free)),
+          ""};
 }
 
 CheckResult check_numa(const Host& h) {
@@ -422,9 +811,11 @@ using CheckFn = CheckResult (*)(const Host&);
 const std::vector<std::pair<std::string, CheckFn>>& table() {
   static const std::vector<std::pair<std::string, CheckFn>> t{
       {"iommu", check_iommu},
+      {"iommu-pages", check_iommu_pages},
       {"acs", check_acs},
       {"ats", check_ats},
       {"sriov", check_sriov},
+      {"vf-bars", check_vf_bars},
       {"mrrs", check_mrrs},
       {"mps", check_mps},
       {"link", check_link},

@@ -17,7 +17,7 @@ using testing::testdata;
 
 const std::vector<std::string> kFixtures{"hgx",        "flat",     "multifunction", "noacs",
                                          "iommu-off",  "emulated", "emulated-dt",   "unprivileged",
-                                         "pmu-server", "no-pmu"};
+                                         "pmu-server", "no-pmu",   "rdma-vf"};
 
 struct Case {
   std::string fixture;

@@ -79,6 +79,10 @@ struct PciDevice {
   // NICs: Ethernet (0x0200) and InfiniBand (0x0207) physical functions.
   bool is_nic() const;
   bool is_pcie() const { return config.pcie.has_value(); }
+  // Bound to vfio-pci or a vfio-pci variant driver (mlx5_vfio_pci, ...).
+  bool bound_to_vfio() const {
+    return driver == "vfio-pci" || driver.ends_with("_vfio_pci") || driver.ends_with("-vfio-pci");
+  }
 };
 
 class PciTree {

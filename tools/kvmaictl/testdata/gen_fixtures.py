@@ -33,6 +33,45 @@ CORE_PMUS = ("cpu", "cpu_core", "cpu_atom")
 # An Intel host's core PMU and the non-uncore PMUs next to it.
 INTEL_PMUS = {"cpu": 4, "msr": 8, "power": 9, "cstate_core": 10, "cstate_pkg": 11}
 
+# What the kernel prints as a resource's flags in a function's sysfs
+# `resource` file (IORESOURCE_* in include/linux/ioport.h), with the BAR's
+# own low bits (PCI_BASE_ADDRESS_*: I/O; 64-bit; prefetchable).
+IORESOURCE_IO, IORESOURCE_MEM, IORESOURCE_PREFETCH = 0x100, 0x200, 0x2000
+IORESOURCE_SIZEALIGN, IORESOURCE_MEM_64 = 0x40000, 0x100000
+BAR_FLAGS = {
+    "io": IORESOURCE_IO | IORESOURCE_SIZEALIGN | 0x1,
+    "mem32": IORESOURCE_MEM | IORESOURCE_SIZEALIGN,
+    "mem64pref": (IORESOURCE_MEM | IORESOURCE_MEM_64 | IORESOURCE_PREFETCH | IORESOURCE_SIZEALIGN
+                  | 0xC),
+}
+KIB, MIB = 1 << 10, 1 << 20
+
+
+def vtd_cap(sllps, fl1gp=False, caching_mode=False, mgaw=48):
+    """A VT-d capability register as sysfs shows it (intel-iommu/cap), built
+    from the fields that matter here, not recorded from hardware: ND 2:0
+    (64K domains), CM 7, SAGAW 12:8, MGAW 21:16, SLLPS 37:34 (second-stage
+    large pages: bit 34 2 MiB, bit 35 1 GiB), PSI 39, FL1GP 56 (first-stage
+    1 GiB pages); see cap_* in drivers/iommu/intel/iommu.h."""
+    sagaw = 0x4 if mgaw <= 48 else 0xC  # 4-level tables, and 5-level
+    return (0x6 | int(caching_mode) << 7 | sagaw << 8 | (mgaw - 1) << 16 | sllps << 34 | 1 << 39
+            | int(fl1gp) << 56)
+
+
+def vtd_ecap(scalable):
+    """The extended capability register (intel-iommu/ecap): QI 1, DT 2, IR 3,
+    PT 6; with `scalable`, scalable mode (SMTS 43) with second- and
+    first-stage translation (SLTS 46, FLTS 47)."""
+    e = 1 << 1 | 1 << 2 | 1 << 3 | 1 << 6
+    return e | (1 << 43 | 1 << 46 | 1 << 47 if scalable else 0)
+
+
+# A server's unit (Sapphire Rapids-like: 5-level, scalable mode, 2M and 1G
+# pages in both stages) and QEMU's intel-iommu with caching-mode=on (SLLPS
+# 2M and 1G as hw/i386/intel_iommu_internal.h sets it, no scalable mode).
+VTD_SERVER = (vtd_cap(0b11, fl1gp=True, mgaw=57), vtd_ecap(True))
+VTD_QEMU = (vtd_cap(0b11, caching_mode=True), vtd_ecap(False))
+
 
 def mps_code(n):
     return {128: 0, 256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}[n]
@@ -95,6 +134,11 @@ class Host:
         self.pmus = dict(INTEL_PMUS)  # name -> perf type
         self.pmu_name = "icelake"     # the core PMU's caps/pmu_name; None: no caps (AMD)
         self.hugepages = {"1048576kB": 0, "2048kB": 0}
+        # node -> (nr, free) 1G pages under sys/devices/system/node; none
+        # written when empty.
+        self.node_hugepages = {}
+        # (name, cap, ecap) of each VT-d unit in sys/class/iommu.
+        self.iommu_units = [("dmar0", *VTD_SERVER)] if iommu else []
         self.mem_kb = 2 * 1024 * 1024 * 1024
 
     def root(self, bus, numa=-1, domain=0):
@@ -156,6 +200,45 @@ def config_space(d, size):
     return bytes(c[:size])
 
 
+def resources(host):
+    """Each function's `resource` lines, for the functions that declare BARs
+    (kw bars: (index, size, kind[, address])), the VF BAR regions of a PF
+    (kw vf_bars: (index, size per VF, kind), on lines 7-12) and its VFs
+    (slice vf_index of each region). Lines 0-5 are BARs 0-5 (a 64-bit
+    BAR's upper half a line of zeros), 6 the ROM. Addresses are handed out
+    in BDF order, each BAR aligned to its size as the kernel assigns them,
+    so two sub-page BARs can share a page; an explicit address overrides."""
+    cursor = {"io": 0x1000, "mem32": 0xC0000000, "mem64pref": 0x200000000000}
+
+    def take(kind, size):
+        start = (cursor[kind] + size - 1) // size * size
+        cursor[kind] = start + size
+        return start
+
+    out = {}
+    for d in sorted(host.devices, key=lambda x: x.bdf):
+        kw = d.kw
+        pf = kw.get("physfn")
+        if not (kw.get("bars") or kw.get("vf_bars") or (pf and pf.kw.get("vf_bars"))):
+            continue
+        lines = [(0, 0, 0)] * 13
+        for bar in kw.get("bars", []):
+            index, size, kind = bar[:3]
+            start = bar[3] if len(bar) > 3 else take(kind, size)
+            lines[index] = (start, start + size - 1, BAR_FLAGS[kind])
+        for index, size, kind in kw.get("vf_bars", []):
+            total = size * kw["sriov"][0]
+            start = (cursor[kind] + total - 1) // total * total
+            cursor[kind] = start + total
+            lines[7 + index] = (start, start + total - 1, BAR_FLAGS[kind])
+        if pf and pf.kw.get("vf_bars"):
+            for index, size, kind in pf.kw["vf_bars"]:
+                start = out[pf][7 + index][0] + kw["vf_index"] * size
+                lines[index] = (start, start + size - 1, BAR_FLAGS[kind])
+        out[d] = lines
+    return out
+
+
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
@@ -183,6 +266,7 @@ def emit(host, out):
         return os.path.join(sysd, "devices", n.name, *reversed(parts))
 
     drivers, group = set(), 0
+    res = resources(host)
     for r in host.roots:
         write(os.path.join(sysd, "devices", r.name, "uevent"), "")
     for d in sorted(host.devices, key=lambda x: x.bdf):
@@ -192,6 +276,9 @@ def emit(host, out):
         write(os.path.join(p, "device"), "0x%04x\n" % d.device)
         write(os.path.join(p, "numa_node"), "%d\n" % kw.get("numa", d.root.numa))
         write(os.path.join(p, "config"), config_space(d, kw.get("config_size", host.config_size)))
+        if d in res:
+            write(os.path.join(p, "resource"),
+                  "".join("0x%016x 0x%016x 0x%016x\n" % line for line in res[d]))
         if kw.get("pcie", True):
             width = kw.get("max_width", 16)
             write(os.path.join(p, "max_link_speed"), "%s GT/s PCIe\n" % kw.get("max_speed", "16.0"))
@@ -227,12 +314,18 @@ def emit(host, out):
         symlink(p, os.path.join(sysd, "bus/pci/devices", d.bdf))
     for drv in sorted(drivers):
         write(os.path.join(sysd, "bus/pci/drivers", drv, "bind"), "")
-    if host.iommu:
-        unit = os.path.join(sysd, "devices/virtual/iommu/dmar0")
+    for name, cap, ecap in host.iommu_units:
+        unit = os.path.join(sysd, "devices/virtual/iommu", name)
         write(os.path.join(unit, "uevent"), "")
-        symlink(unit, os.path.join(sysd, "class/iommu/dmar0"))
+        write(os.path.join(unit, "intel-iommu/cap"), "%x\n" % cap)  # the kernel's "%llx"
+        write(os.path.join(unit, "intel-iommu/ecap"), "%x\n" % ecap)
+        symlink(unit, os.path.join(sysd, "class/iommu", name))
     for size, n in host.hugepages.items():
         write(os.path.join(sysd, "kernel/mm/hugepages/hugepages-" + size, "nr_hugepages"), "%d\n" % n)
+    for node, (nr, free) in sorted(host.node_hugepages.items()):
+        d = os.path.join(sysd, "devices/system/node/node%d/hugepages/hugepages-1048576kB" % node)
+        write(os.path.join(d, "nr_hugepages"), "%d\n" % nr)
+        write(os.path.join(d, "free_hugepages"), "%d\n" % free)
     for mod in host.modules:
         write(os.path.join(sysd, "module", mod, "initstate"), "live\n")
         for k, v in host.module_params.get(mod, {}).items():
@@ -312,7 +405,7 @@ def gpu(**kw):
 
 def cx7(**kw):
     base = dict(driver="mlx5_core", mps_sup=512, mps=256, mrrs=4096, ats=True, max_speed="32.0",
-                sriov=(16, 0))
+                sriov=(16, 0), bars=[(0, 32 * MIB, "mem64pref")])
     base.update(kw)
     return (MELLANOX, 0x1021, IB, base)
 
@@ -343,6 +436,7 @@ def hgx(name="hgx", vfio=False):
     bf_driver = "vfio-pci" if vfio else "mlx5_core"
     h.cmdline += " iommu.passthrough=0 default_hugepagesz=1G hugepagesz=1G hugepages=1536"
     h.hugepages = {"1048576kB": 1536, "2048kB": 0}
+    h.node_hugepages = {0: (768, 768), 1: (768, 512)}  # node 1 already backs a VM
     h.modules += ["kvmai"]
     h.module_params = {"kvm_intel": {"enable_mediated_pmu": "Y"}}
     h.nmi_watchdog = "0"
@@ -377,9 +471,10 @@ def hgx(name="hgx", vfio=False):
     bf_dsp = bf_usp.add(0x00, 0, MELLANOX, 0x1978, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0xC2,
                         driver="pcieport")
     bf_dsp.add(0x00, 0, MELLANOX, 0xA2DC, IB, driver=bf_driver, mps=256, mrrs=4096, ats=False,
-               max_speed="32.0", multifunction=True, sriov=(16, 0))
+               max_speed="32.0", multifunction=True, sriov=(16, 0),
+               bars=[(0, 32 * MIB, "mem64pref")])
     bf_dsp.add(0x00, 1, MELLANOX, 0xA2DC, IB, driver=bf_driver, mps=256, mrrs=4096, ats=False,
-               max_speed="32.0", sriov=(16, 0))
+               max_speed="32.0", sriov=(16, 0), bars=[(0, 32 * MIB, "mem64pref")])
     return h
 
 
@@ -414,8 +509,9 @@ def flat():
 
 def multifunction():
     """A switch with a dual-port NIC (two functions of one device, one
-    with SR-IOV VFs enabled, one VF bound to vfio-pci), a GPU with its audio
-    function, and a second GPU."""
+    with SR-IOV VFs enabled, one VF bound to vfio-pci; each VF's BAR 0 a
+    1 MiB slice of its PF's VF BAR region), a GPU with its audio function,
+    and a second GPU."""
     h = Host("multifunction")
     h.modules += ["kvmai"]
     r0 = h.root(0x00, numa=0)
@@ -431,10 +527,11 @@ def multifunction():
     gpu0.parent.add(0x00, 1, NVIDIA, 0x22A6, 0x040300, driver="vfio-pci", group=40)
     dsp = usp.add(0x02, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0x3F,
                   acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    pf_bars = dict(bars=[(0, 32 * MIB, "mem64pref")], vf_bars=[(0, MIB, "mem64pref")])
     pf0 = dsp.add(0x00, 0, MELLANOX, 0x101D, ETH, multifunction=True, driver="mlx5_core",
-                  mps=256, mrrs=512, ats=True, sriov=(8, 2), group=41)
+                  mps=256, mrrs=512, ats=True, sriov=(8, 2), group=41, **pf_bars)
     dsp.add(0x00, 1, MELLANOX, 0x101D, ETH, driver="mlx5_core", mps=256, mrrs=512, ats=True,
-            sriov=(8, 0), group=41)
+            sriov=(8, 0), group=41, **pf_bars)
     # VF 1 is bound to vfio-pci, as for a VM that gets a VF, not the PF.
     for i in range(2):
         dsp.add(0x00, 2 + i, MELLANOX, 0x101E, ETH, physfn=pf0, vf_index=i, ats=True,
@@ -474,13 +571,15 @@ def emulated(dt, name=None, nic_driver="virtio-pci"):
     cap 0x5f) with a GPU and a virtio NIC (ats=on); intel-iommu with
     device-iotlb. With `dt`, ACS DT is set on those root ports and ATS is
     enabled on both ends (translated P2P). The GPUs are virtio-gpu-pci,
-    display controllers of class 0x0380."""
+    display controllers of class 0x0380; the NICs modern-only virtio-net
+    (MSI-X in a 4 KiB BAR 1, the virtio structures in a 16 KiB BAR 4)."""
     h = Host(name or ("emulated-dt" if dt else "emulated"))
     h.group_type = "DMA"
     h.modules += ["kvmai"]
     h.hugepages = {"1048576kB": 0, "2048kB": 512}
     h.mem_kb = 8 * 1024 * 1024
     h.pmus, h.pmu_name = {}, None  # TCG emulates no PMU: software events only
+    h.iommu_units = [("dmar0", *VTD_QEMU)]
     r0 = h.root(0x00, numa=0)
     r0.add(0x00, 0, INTEL, 0x29C0, HOST_BRIDGE, pcie=False)
     r0.add(0x01, 0, 0x1234, 0x1111, VGA, pcie=False, boot_vga=True, driver="bochs-drm")
@@ -496,7 +595,8 @@ def emulated(dt, name=None, nic_driver="virtio-pci"):
                      acs=(ACS_CAP_FULL, ctl), driver="pcieport")
         rp_a.add(0x00, 0, 0x1AF4, 0x1050, DISPLAY_OTHER, driver="vfio-pci", ats=dt, mps=128,
                  mrrs=512)
-        rp_b.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver=nic_driver, ats=dt, mps=128, mrrs=512)
+        rp_b.add(0x00, 0, 0x1AF4, 0x1041, ETH, driver=nic_driver, ats=dt, mps=128, mrrs=512,
+                 bars=[(1, 4 * KIB, "mem32"), (4, 16 * KIB, "mem64pref")])
     return h
 
 
@@ -536,6 +636,7 @@ def no_pmu():
     h.module_params = {}
     h.nmi_watchdog = "0"
     h.pmus, h.pmu_name = {}, None
+    h.iommu_units = [("dmar0", *VTD_QEMU)]
     h.hugepages = {"1048576kB": 16, "2048kB": 0}
     r0 = h.root(0x00, numa=0)
     r0.add(0x00, 0, INTEL, 0x29C0, HOST_BRIDGE, pcie=False)
@@ -548,9 +649,54 @@ def no_pmu():
     return h
 
 
+def rdma_vf():
+    """RDMA VF passthrough readiness on two sockets. Node 0: a ConnectX-like
+    PF with 4 VFs (two bound to vfio-pci), each VF's BAR 0 a 1 MiB slice of
+    the PF's VF BAR region, and a GPU. Node 1: a dual-port Ethernet NIC
+    whose function 0 is bound to vfio-pci and has a 2 KiB BAR 3 in the
+    second half of a page whose first half holds function 1's BAR 3 (what
+    the vf-bars check fails). 1G huge pages reserved on node 0 only; VT-d
+    unit dmar1 maps 2M pages but no 1G ones."""
+    h = Host("rdma-vf")
+    h.iommu_units = [("dmar0", *VTD_SERVER), ("dmar1", vtd_cap(0b01), vtd_ecap(False))]
+    h.cmdline += " default_hugepagesz=1G hugepagesz=1G hugepages=0:64"
+    h.hugepages = {"1048576kB": 64, "2048kB": 0}
+    h.node_hugepages = {0: (64, 40), 1: (0, 0)}
+    h.modules += ["kvmai"]
+    h.module_params = {"kvm_intel": {"enable_mediated_pmu": "Y"}}
+    h.nmi_watchdog = "0"
+    h.pmu_name = "sapphire_rapids"
+    h.pmus.update(intel_uncore(12, cha=2, imc=4))
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    r16 = h.root(0x16, numa=0)
+    rp = r16.add(0x01, 0, INTEL, 0x352A, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x17,
+                 acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport", max_speed="32.0")
+    vendor, device, cls, kw = cx7(sriov=(16, 4), multifunction=True,
+                                  vf_bars=[(0, MIB, "mem64pref")])
+    pf = rp.add(0x00, 0, vendor, device, cls, **kw)
+    for i, driver in enumerate(("vfio-pci", "vfio-pci", "mlx5_core", None)):
+        rp.add(0x00, 1 + i, MELLANOX, 0x101E, IB, physfn=pf, vf_index=i, ats=True, driver=driver,
+               max_speed="32.0")
+    rp_gpu = r16.add(0x03, 0, INTEL, 0x352B, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x18,
+                     acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport", max_speed="32.0")
+    vendor, device, cls, kw = gpu()
+    rp_gpu.add(0x00, 0, vendor, device, cls, **kw)
+    r80 = h.root(0x80, numa=1)
+    rp_eth = r80.add(0x01, 0, INTEL, 0x352A, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=0x81,
+                     acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")
+    page = 0xDFFFF000  # above what resources() hands out from 0xc0000000
+    for fn, driver in ((0, "vfio-pci"), (1, "igb")):
+        rp_eth.add(0x00, fn, INTEL, 0x1521, ETH, driver=driver, multifunction=fn == 0, mps=256,
+                   mrrs=512, max_speed="5.0", max_width=4, sriov=(8, 0),
+                   bars=[(0, MIB, "mem32"), (3, 2 * KIB, "mem32", page + (1 - fn) * 2 * KIB)])
+    return h
+
+
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
          lambda: emulated(True), unprivileged, pmu_server, no_pmu,
-         lambda: emulated(True, "emulated-vm", "vfio-pci"), lambda: hgx("hgx-vm", vfio=True)]
+         lambda: emulated(True, "emulated-vm", "vfio-pci"), lambda: hgx("hgx-vm", vfio=True),
+         rdma_vf]
 
 
 def main():

@@ -28,12 +28,6 @@ const PciDevice& resolve(const Topology& topo, const std::string& word) {
   throw OpError("no device \"" + word + "\" (gpuN, nicN or a PCI address)");
 }
 
-// vfio-pci itself, or a vfio-pci variant driver (mlx5_vfio_pci, ...).
-bool bound_to_vfio(const PciDevice& d) {
-  return d.driver == "vfio-pci" || d.driver.ends_with("_vfio_pci") ||
-         d.driver.ends_with("-vfio-pci");
-}
-
 std::string bridge_model(Role role) {
   switch (role) {
     case Role::root_port:
@@ -129,7 +123,7 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
     if (d.is_bridge()) {
       throw OpError(word + " (" + d.bdf + ") is a bridge, not a device to assign");
     }
-    if (!bound_to_vfio(d)) {
+    if (!d.bound_to_vfio()) {
       throw OpError(word + " (" + d.bdf + ") is bound to " +
                     (d.driver.empty() ? "no driver" : d.driver) + ", not vfio-pci");
     }
