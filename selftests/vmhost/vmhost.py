@@ -77,6 +77,8 @@ class Topology:
         for key in ("cpus", "tcg_thread"):
             if f"l1_{key}" in nested:
                 self.machine[key] = nested[f"l1_{key}"]
+        if "l1_cmdline" in nested:
+            self.machine["cmdline"] += " " + nested["l1_cmdline"]
 
     def qemu_args(self, tcg_thread=None):
         """Machine, NUMA, IOMMU, switches and endpoints as QEMU arguments.
