@@ -67,6 +67,8 @@ PKGS=(
 	cmake pkg-config libnl-3-dev libnl-genl-3-dev
 	libboost-program-options-dev libgtest-dev libgmock-dev
 	nlohmann-json3-dev libpugixml-dev libxml2-dev clang-format clang-tidy
+	# xmllint: the tests validate libvirt metadata against its RELAX NG schema
+	libxml2-utils
 	# emulated host
 	busybox-static pciutils
 	# patches-export --check

@@ -303,7 +303,7 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
     return kExitUsage;
   }
   args.assign(rest.begin() + (implicit ? 0 : 1), rest.end());
-  if (help || (!args.empty() && args.front() == "help")) {
+  if (help || (!cmd->data_args && !args.empty() && args.front() == "help")) {
     out << "Usage: " << command_usage(*obj, *cmd) << '\n';
     return kExitOk;
   }
@@ -314,9 +314,13 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
                                      : Format::json);
   Context ctx{printer, err, opts, connect, prefix};
   int rc = kExitOk;
+  bool reported = false;
   Failure failure;
   try {
     cmd->run(args, ctx);
+  } catch (const QuietExit& e) {
+    rc = e.code();
+    reported = true;
   } catch (const UsageError& e) {
     failure = {prefix, e.what(), "Usage: " + command_usage(*obj, *cmd) + '\n'};
     rc = kExitUsage;
@@ -329,7 +333,7 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
     printer.finish();
   }
   out.flush();
-  if (rc != kExitOk) {
+  if (rc != kExitOk && !reported) {
     report(err, failure);
   }
   return rc;

@@ -32,6 +32,19 @@ class OpError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The command said what went wrong in a format of its own already (a
+// libvirt hook's single "kvmai: ..." line, which libvirt copies into its
+// error): exit with `code` and print nothing more.
+class QuietExit : public std::exception {
+ public:
+  explicit QuietExit(int code) : code_(code) {}
+  int code() const { return code_; }
+  const char* what() const noexcept override { return "exit status already reported"; }
+
+ private:
+  int code_;
+};
+
 enum ExitCode { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
 
 struct GlobalOptions {
@@ -64,6 +77,9 @@ struct Command {
   std::string_view usage;  // what follows "kvmaictl OBJECT COMMAND", may be empty
   std::string_view summary;
   std::function<void(const Args&, Context&)> run;
+  // The arguments are data that another program passes (a libvirt hook's
+  // domain name): a first argument "help" is not a request for usage.
+  bool data_args = false;
 };
 
 struct Object {

@@ -2,6 +2,7 @@
 // of what was asked.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,17 +30,28 @@ class FakeTransport final : public GenlTransport {
   std::optional<GenlError> error;  // thrown by every call when set
   std::string warning;             // extack text of every successful ACK
   std::vector<GenlMessage> notifications;
+  // When set, answers every request (its first message, none: the ACK
+  // alone) and dump in place of `replies`, and may throw GenlError: a
+  // test's model of the module, for commands that read what they changed.
+  std::function<std::vector<GenlMessage>(std::uint8_t cmd, const AttrSet& attrs)> answer;
 
   GenlMessage request(std::uint8_t cmd, const AttrSet& attrs) override {
     record(cmd, attrs);
-    const auto it = replies.find(cmd);
-    GenlMessage reply = it == replies.end() ? GenlMessage{} : it->second.at(0);
-    reply.warning = warning;
+    GenlMessage reply;
+    if (answer) {
+      const auto answered = answer(cmd, attrs);
+      reply = answered.empty() ? GenlMessage{} : answered.front();
+    } else if (const auto it = replies.find(cmd); it != replies.end()) {
+      reply = it->second.at(0);
+    }
+    if (!answer || !warning.empty()) {
+      reply.warning = warning;  // an answer may carry its own
+    }
     return reply;
   }
   std::vector<GenlMessage> dump(std::uint8_t cmd, const AttrSet& attrs) override {
     record(cmd, attrs);
-    return replies[cmd];
+    return answer ? answer(cmd, attrs) : replies[cmd];
   }
   void subscribe(std::string_view group) override {
     log_->groups.emplace_back(group);

@@ -118,6 +118,34 @@ std::vector<std::string> member_addrs(const AttrSet& group) {
 
 }  // namespace
 
+std::string name_problem(std::string_view name, std::size_t size) {
+  if (name.empty()) {
+    return "is empty";
+  }
+  if (name.size() >= size) {
+    return "is longer than " + std::to_string(size - 1) + " characters";
+  }
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c <= ' ' || c > '~') {
+      // The module's own words (kvmai_bad_name()).
+      return "has byte " + to_hex(c, 2) + " at offset " + std::to_string(i) +
+             ", not printable ASCII (no spaces or control characters)";
+    }
+  }
+  return "";
+}
+
+std::string printable(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c < ' ' || c > '~') {
+      c = '?';
+    }
+  }
+  return out;
+}
+
 const EnumNames& mode_names() {
   static const EnumNames names{{KVMAI_MODE_TRANSLATED, "translated"},
                                {KVMAI_MODE_DIRECT, "direct"}};

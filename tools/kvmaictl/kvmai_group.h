@@ -14,6 +14,21 @@
 
 namespace kvmaictl {
 
+// Members a group can hold, and needs to be enabled (p2p-groups.rst,
+// "Members"): the module's own limits, which the spec does not carry.
+inline constexpr std::size_t kMinGroupMembers = 2;
+inline constexpr std::size_t kMaxGroupMembers = 16;
+
+// Why the module would refuse `name` as a group, VM or unit name, or ""
+// when it would take it: names are 1 to `size - 1` bytes (`size` counts
+// the NUL, as the spec's *-len constants do) of printable ASCII without
+// spaces, since they reach the kernel log and operators' terminals.
+std::string name_problem(std::string_view name, std::size_t size);
+
+// `s` with every byte that is not printable ASCII shown as '?': safe to
+// quote in a one-line message, whatever an XML attribute held.
+std::string printable(std::string_view s);
+
 // An enum of the spec: value and name, in spec order.
 using EnumNames = std::vector<std::pair<std::uint32_t, std::string_view>>;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,15 @@ namespace {
 
 constexpr std::uint16_t kQemuVendor = 0x1b36;
 constexpr std::uint16_t kQemuPxbPcie = 0x000b;
+
+// Whether `s` is 1 to `most` hex digits; stores their value.
+bool hex_field(std::string_view s, std::size_t most, unsigned& value) {
+  if (s.empty() || s.size() > most) {
+    return false;
+  }
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
+  return error == std::errc() && end == s.data() + s.size();
+}
 
 std::vector<std::string> split_path(const std::string& p) {
   std::vector<std::string> parts;
@@ -130,6 +140,30 @@ bool looks_like_bdf(std::string_view s) {
     }
   }
   return true;
+}
+
+std::optional<std::string> parse_bdf(std::string_view s) {
+  unsigned domain = 0;
+  unsigned bus = 0;
+  unsigned slot = 0;
+  unsigned fn = 0;
+  std::string_view rest = s;
+  if (const auto colon = rest.find(':');
+      colon != std::string_view::npos && rest.find(':', colon + 1) != std::string_view::npos) {
+    if (!hex_field(rest.substr(0, colon), 4, domain)) {
+      return std::nullopt;
+    }
+    rest.remove_prefix(colon + 1);
+  }
+  const auto colon = rest.find(':');
+  const auto dot = rest.find('.');
+  if (colon == std::string_view::npos || dot == std::string_view::npos || dot < colon ||
+      !hex_field(rest.substr(0, colon), 2, bus) ||
+      !hex_field(rest.substr(colon + 1, dot - colon - 1), 2, slot) ||
+      !hex_field(rest.substr(dot + 1), 1, fn) || slot > 0x1f || fn > 7) {
+    return std::nullopt;
+  }
+  return format_bdf(domain, bus, slot, fn);
 }
 
 bool PciDevice::is_gpu() const {

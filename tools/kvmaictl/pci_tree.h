@@ -102,6 +102,9 @@ class PciTree {
 
 // "0000:18:00.0" shape check.
 bool looks_like_bdf(std::string_view s);
+// "DDDD:BB:DD.F", or "BB:DD.F" in domain 0, in either case: the address in
+// the "DDDD:BB:DD.F" lower-case spelling; nullopt when it is not one.
+std::optional<std::string> parse_bdf(std::string_view s);
 // The "DDDD:BB:DD.F" spelling of an address.
 std::string format_bdf(unsigned domain, unsigned bus, unsigned slot, unsigned function);
 

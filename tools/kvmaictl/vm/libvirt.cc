@@ -217,6 +217,17 @@ void cliques(const xml::Element& domain, const VmPlan& plan) {
   }
 }
 
+// <metadata> for `kvmaictl hook qemu`: one translated group of every
+// hostdev, created when the domain starts and deleted when it stops.
+void kvmai_metadata(const xml::Element& domain, std::string_view group) {
+  const xml::Element vm = domain.child("metadata").child("kvmai:vm");
+  vm.declare_ns("kvmai", kKvmaiLibvirtNs);
+  vm.ns_child("kvmai", "group")
+      .attr("name", group)
+      .attr("mode", "translated")
+      .attr("from", "hostdevs");
+}
+
 // Depth first from @bus, children in slot order.
 void number(const VmPlan& plan, const std::string& bus, std::map<std::string, int>& index) {
   std::vector<const GuestBridge*> kids;
@@ -267,7 +278,7 @@ std::string libvirt_alias(const GuestDevice& d) {
   return a;
 }
 
-xml::Doc libvirt_domain(const VmPlan& plan) {
+xml::Doc libvirt_domain(const VmPlan& plan, std::string_view kvmai_group) {
   xml::Doc doc("domain");
   const xml::Element domain = doc.root();
   domain.attr("type", "kvm");
@@ -276,6 +287,9 @@ xml::Doc libvirt_domain(const VmPlan& plan) {
                    "domain without PCI controllers of its own (indexes 1 and up)"));
   for (const auto& note : plan.notes) {
     domain.comment(comment_text("note: " + note));
+  }
+  if (!kvmai_group.empty()) {
+    kvmai_metadata(domain, kvmai_group);
   }
   vcpus_and_numa(domain, plan);
 
@@ -294,8 +308,8 @@ xml::Doc libvirt_domain(const VmPlan& plan) {
   return doc;
 }
 
-std::string libvirt_xml(const VmPlan& plan) {
-  return libvirt_domain(plan).str(false);
+std::string libvirt_xml(const VmPlan& plan, std::string_view kvmai_group) {
+  return libvirt_domain(plan, kvmai_group).str(false);
 }
 
 }  // namespace kvmaictl

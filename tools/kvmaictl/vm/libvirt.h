@@ -33,6 +33,11 @@ namespace kvmaictl {
 // libvirt's namespace for QEMU-only elements (<qemu:override>).
 inline constexpr std::string_view kLibvirtQemuNs = "http://libvirt.org/schemas/domain/qemu/1.0";
 
+// kvm-ai's namespace for its own <metadata> element, <kvmai:vm>, which
+// `kvmaictl hook qemu` reads (hook/metadata.h; the schema is
+// Documentation/admin-guide/kvmai/kvmai-libvirt.rng).
+inline constexpr std::string_view kKvmaiLibvirtNs = "https://kvm-ai.dev/xmlns/libvirt/1";
+
 // The libvirt controller index of each plan bridge, by bridge id.
 std::map<std::string, int> libvirt_controller_indexes(const VmPlan& plan);
 
@@ -40,10 +45,12 @@ std::map<std::string, int> libvirt_controller_indexes(const VmPlan& plan);
 // keeps aliases that start with "ua-" and hold [A-Za-z0-9_.-].
 std::string libvirt_alias(const GuestDevice& d);
 
-xml::Doc libvirt_domain(const VmPlan& plan);
+// With `kvmai_group`, the domain's <metadata> asks `kvmaictl hook qemu`
+// for a translated P2P group of that name holding every hostdev.
+xml::Doc libvirt_domain(const VmPlan& plan, std::string_view kvmai_group = {});
 
 // libvirt_domain() indented, without an XML declaration (as virsh dumpxml
 // prints a domain), ending in a newline.
-std::string libvirt_xml(const VmPlan& plan);
+std::string libvirt_xml(const VmPlan& plan, std::string_view kvmai_group = {});
 
 }  // namespace kvmaictl

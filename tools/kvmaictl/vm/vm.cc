@@ -1,9 +1,12 @@
 // `kvmaictl vm plan`: the guest layout for a set of host devices, as QEMU
 // arguments or JSON (see vm/plan.h for the layout rules), and
 // `kvmaictl vm nccl-topo`: NCCL's topology file for that guest (vm/nccl.h).
+#include <linux/kvmai.h>
+
 #include <charconv>
 
 #include "cli.h"
+#include "kvmai_group.h"
 #include "topology.h"
 #include "tree_options.h"
 #include "vm/libvirt.h"
@@ -24,9 +27,10 @@ int positive(const std::string& word, const std::string& value) {
 
 // The words both commands take: devices, the guest's size, the tree to read.
 struct Request {
-  PlanRequest plan{.devices = {}, .vcpus = 2, .memory_mib = 1024};
+  PlanRequest plan{.devices = {}, .vcpus = 2, .memory_mib = 1024, .hugepages = {}};
   TreeRoots roots;
   std::string format;
+  std::string kvmai_group;  // vm plan's `group NAME`: libvirt metadata for the hook
 };
 
 Request parse(const Args& args, bool with_format) {
@@ -34,7 +38,7 @@ Request parse(const Args& args, bool with_format) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& w = args[i];
     const bool keyword = w == "vcpus" || w == "memory" || w == "hugepages" || w == "--sysfs-root" ||
-                         (with_format && w == "format");
+                         (with_format && (w == "format" || w == "group"));
     if (!keyword) {
       r.plan.devices.push_back(w);
       continue;
@@ -54,6 +58,11 @@ Request parse(const Args& args, bool with_format) {
         throw UsageError("format is qemu, json or libvirt, not \"" + v + "\"");
       }
       r.format = v;
+    } else if (w == "group") {
+      if (const auto problem = name_problem(v, KVMAI_NAME_LEN); !problem.empty()) {
+        throw UsageError("group name \"" + printable(v) + "\" " + problem);
+      }
+      r.kvmai_group = v;
     } else {
       r.roots.sysfs = v;
     }
@@ -72,9 +81,21 @@ void nccl_topo(const Args& args, Context& ctx) {
 void plan(const Args& args, Context& ctx) {
   const Request r = parse(args, true);
   const std::string format = !r.format.empty() ? r.format : ctx.opts.json ? "json" : "qemu";
+  if (!r.kvmai_group.empty() && format != "libvirt") {
+    throw UsageError("group NAME goes with format libvirt (it is the domain's metadata)");
+  }
   const auto sys = open_sysfs(r.roots);
   const Topology topo(PciTree::read(*sys));
   const VmPlan p = plan_vm(topo, *sys, r.plan);
+  // The hook would refuse the domain's start otherwise.
+  if (!r.kvmai_group.empty() &&
+      (p.devices.size() < kMinGroupMembers || p.devices.size() > kMaxGroupMembers)) {
+    const std::size_t n = p.devices.size();
+    throw OpError("group " + r.kvmai_group + ": " + std::to_string(n) +
+                  (n == 1 ? " device" : " devices") + " planned (a group holds " +
+                  std::to_string(kMinGroupMembers) + " to " + std::to_string(kMaxGroupMembers) +
+                  ")");
+  }
   const auto qemu = qemu_args(p);
   Printer& out = ctx.out;
 
@@ -86,7 +107,7 @@ void plan(const Args& args, Context& ctx) {
     return;
   }
   if (format == "libvirt" && !out.json()) {
-    out.text(libvirt_xml(p));
+    out.text(libvirt_xml(p, r.kvmai_group));
     return;
   }
   Json nodes = Json::array();
@@ -128,7 +149,7 @@ void plan(const Args& args, Context& ctx) {
               {"qemu", qemu}};
   if (format == "libvirt") {
     // With -j the plan stays one JSON document; the domain XML is a string in it.
-    doc["libvirt"] = libvirt_xml(p);
+    doc["libvirt"] = libvirt_xml(p, r.kvmai_group);
   }
   if (!out.json()) {
     out.text(doc.dump() + "\n");  // format json without -j
@@ -144,7 +165,7 @@ const ObjectRegistrar kRegistrar({
     .summary = "the guest's layout for host devices (reads sysfs)",
     .commands = {{.name = "plan",
                   .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
-                           "[ format { qemu | json | libvirt } ] "
+                           "[ format { qemu | json | libvirt } ] [ group NAME ] "
                            "[ --sysfs-root DIR ]",
                   .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
                   .run = plan},

@@ -1,0 +1,648 @@
+#include "hook/hook.h"
+
+#include <linux/kvmai.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <ranges>
+#include <utility>
+#include <vector>
+
+#include "hook/metadata.h"
+#include "kvmai_group.h"
+#include "sysfs.h"
+
+namespace kvmaictl::hook {
+namespace {
+
+enum class Op { none, prepare, started, stop, reconnect };
+
+Op op_of(const Call& c) {
+  const bool begin = c.suboperation == "begin";
+  const bool end = c.suboperation == "end";
+  if (c.operation == "prepare" && begin) {
+    return Op::prepare;
+  }
+  if (c.operation == "started" && begin) {
+    return Op::started;
+  }
+  if ((c.operation == "stopped" || c.operation == "release") && end) {
+    return Op::stop;
+  }
+  // attach: libvirt took over a QEMU started by someone else, which runs
+  // already, as after a daemon restart.
+  if ((c.operation == "reconnect" || c.operation == "attach") && begin) {
+    return Op::reconnect;
+  }
+  return Op::none;
+}
+
+bool is_errno(const GenlError& e, int error) {
+  return e.kind() == GenlError::Kind::kernel && e.error() == error;
+}
+
+// ---- the module, as the hook sees it ----------------------------------------
+
+struct LiveGroup {
+  std::string name;
+  std::string vm;
+  std::uint32_t mode = 0;
+  std::uint32_t state = 0;
+  std::vector<std::string> members;  // sorted
+};
+
+struct LivePmu {
+  bool core = false;
+  std::vector<std::string> units;
+  std::optional<std::uint32_t> pid;
+};
+
+// One connection for the whole run, opened by the first request, so that
+// operations with nothing to do never open a socket.
+class Module {
+ public:
+  explicit Module(const TransportFactory& connect) : connect_(connect) {}
+
+  std::vector<LiveGroup> groups() {
+    std::vector<LiveGroup> out;
+    for (const auto& m : join_group_parts(t().dump(KVMAI_CMD_GROUP_GET, {}))) {
+      LiveGroup g{.name = m.attrs.str(KVMAI_A_GROUP_NAME).value_or(""),
+                  .vm = m.attrs.str(KVMAI_A_GROUP_VM).value_or(""),
+                  .mode = m.attrs.u32(KVMAI_A_GROUP_MODE).value_or(0),
+                  .state = m.attrs.u32(KVMAI_A_GROUP_STATE).value_or(0),
+                  .members = {}};
+      for (const Attr* a : m.attrs.all(KVMAI_A_GROUP_MEMBER)) {
+        g.members.push_back(AttrSet::parse(a->payload).str(KVMAI_A_MEMBER_PCI_ADDR).value_or(""));
+      }
+      std::sort(g.members.begin(), g.members.end());
+      out.push_back(std::move(g));
+    }
+    return out;
+  }
+
+  void group_new(const GroupPlan& g, const std::string& vm) {
+    AttrSet req;
+    req.put_string(KVMAI_A_GROUP_NAME, g.name)
+        .put_string(KVMAI_A_GROUP_VM, vm)
+        .put_u32(KVMAI_A_GROUP_MODE, g.mode);
+    request(KVMAI_CMD_GROUP_NEW, req);
+  }
+
+  void group_del(const std::string& name) {
+    AttrSet req;
+    req.put_string(KVMAI_A_GROUP_NAME, name);
+    request(KVMAI_CMD_GROUP_DEL, req);
+  }
+
+  void group_state(const std::string& name, std::uint32_t state) {
+    AttrSet req;
+    req.put_string(KVMAI_A_GROUP_NAME, name).put_u32(KVMAI_A_GROUP_STATE, state);
+    request(KVMAI_CMD_GROUP_SET, req);
+  }
+
+  void dev_add(const std::string& name, const std::string& bdf) {
+    AttrSet req;
+    req.put_string(KVMAI_A_GROUP_NAME, name).put_string(KVMAI_A_GROUP_PCI_ADDR, bdf);
+    request(KVMAI_CMD_DEV_ADD, req);
+  }
+
+  // nullopt when the VM owns nothing.
+  std::optional<LivePmu> pmu_get(const std::string& vm) {
+    AttrSet req;
+    req.put_string(KVMAI_A_PMU_VM, vm);
+    GenlMessage reply;
+    try {
+      reply = request(KVMAI_CMD_PMU_GET, req);
+    } catch (const GenlError& e) {
+      if (is_errno(e, ENOENT)) {
+        return std::nullopt;
+      }
+      throw;
+    }
+    LivePmu p{.core = reply.attrs.has(KVMAI_A_PMU_CORE),
+              .units = {},
+              .pid = reply.attrs.u32(KVMAI_A_PMU_PID)};
+    for (const Attr* a : reply.attrs.all(KVMAI_A_PMU_UNIT)) {
+      p.units.push_back(AttrSet::parse(a->payload).str(KVMAI_A_UNIT_NAME).value_or(""));
+    }
+    return p;
+  }
+
+  void pmu_assign(const std::string& vm, bool core, const std::vector<std::string>& units,
+                  const PmuPlan& plan, std::uint32_t pid) {
+    AttrSet req = resources(vm, core, units);
+    if (!plan.cpus.empty()) {
+      req.put_string(KVMAI_A_PMU_CPUS, plan.cpus);
+    }
+    if (plan.shared) {
+      req.put_flag(KVMAI_A_PMU_SHARED);
+    }
+    // QEMU, not this short-lived hook, attaches the VM to the units.
+    req.put_u32(KVMAI_A_PMU_PID, pid);
+    request(KVMAI_CMD_PMU_ASSIGN, req);
+  }
+
+  // Neither core nor units: everything the VM owns.
+  void pmu_release(const std::string& vm, bool core, const std::vector<std::string>& units) {
+    request(KVMAI_CMD_PMU_RELEASE, resources(vm, core, units));
+  }
+
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  static AttrSet resources(const std::string& vm, bool core,
+                           const std::vector<std::string>& units) {
+    AttrSet req;
+    req.put_string(KVMAI_A_PMU_VM, vm);
+    if (core) {
+      req.put_flag(KVMAI_A_PMU_CORE);
+    }
+    for (const auto& u : units) {
+      AttrSet unit;
+      unit.put_string(KVMAI_A_UNIT_NAME, u);
+      req.put_nested(KVMAI_A_PMU_UNIT, unit);
+    }
+    return req;
+  }
+
+  GenlTransport& t() {
+    if (!t_) {
+      t_ = connect_(KVMAI_FAMILY_NAME);
+    }
+    return *t_;
+  }
+
+  GenlMessage request(std::uint8_t cmd, const AttrSet& req) {
+    GenlMessage reply = t().request(cmd, req);
+    if (!reply.warning.empty()) {
+      warnings_.push_back(reply.warning);
+    }
+    return reply;
+  }
+
+  const TransportFactory& connect_;
+  std::unique_ptr<GenlTransport> t_;
+  std::vector<std::string> warnings_;
+};
+
+// Runs `f`; a module error becomes a HookError saying what was being done.
+template <typename F>
+auto step(const std::string& what, F f) {
+  try {
+    return f();
+  } catch (const GenlError& e) {
+    throw HookError(what + ": " + e.what());
+  }
+}
+
+// What a start did, to take back, last first, if a later step fails.
+class Undo {
+ public:
+  void push(std::string what, std::function<void()> f) {
+    steps_.emplace_back(std::move(what), std::move(f));
+  }
+
+  // Takes everything back, last first; returns what could not be, "" when
+  // all went.
+  std::string run() {
+    std::string failed;
+    for (std::size_t i = steps_.size(); i-- > 0;) {
+      const auto& [what, take_back] = steps_[i];
+      try {
+        take_back();
+      } catch (const std::exception& e) {
+        failed += cat({failed.empty() ? "" : "; ", what, ": ", e.what()});
+      }
+    }
+    steps_.clear();
+    return failed;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::function<void()>>> steps_;
+};
+
+const LiveGroup* find_group(const std::vector<LiveGroup>& live, const std::string& name) {
+  const auto it =
+      std::find_if(live.begin(), live.end(), [&](const LiveGroup& g) { return g.name == name; });
+  return it == live.end() ? nullptr : &*it;
+}
+
+// The live group is the one the metadata asks for (its state aside).
+bool same_group(const LiveGroup& live, const GroupPlan& g) {
+  std::vector<std::string> wanted = g.devices;
+  std::sort(wanted.begin(), wanted.end());
+  return live.mode == g.mode && live.members == wanted;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+void create_group(Module& m, Undo& undo, const std::string& vm, const GroupPlan& g) {
+  const std::string where = "group " + g.name;
+  step(where + ": create", [&] { m.group_new(g, vm); });
+  // Deleting restores every port the group programmed, and drops its
+  // members, whatever state it reached.
+  undo.push(where + ": delete", [&m, name = g.name] { m.group_del(name); });
+  for (const auto& dev : g.devices) {
+    step(cat({where, ": add ", dev}), [&] { m.dev_add(g.name, dev); });
+  }
+  step(where + ": enable", [&] { m.group_state(g.name, KVMAI_STATE_ENABLED); });
+}
+
+// QEMU's pid, as libvirt recorded it when it started the process.
+std::uint32_t read_pid(const Call& call) {
+  // libvirt refuses "/" in QEMU domain names; a name with one would
+  // point outside the run directory.
+  if (call.domain.find('/') != std::string::npos) {
+    throw HookError(cat({"pmu: domain name \"", printable(call.domain), R"(" holds "/")"}));
+  }
+  const std::string path = call.run_dir + "/" + call.domain + ".pid";
+  std::ifstream f(path);
+  std::string word;
+  if (!(f >> word)) {
+    throw HookError("pmu: cannot read QEMU's pid from " + printable(path));
+  }
+  std::uint32_t pid = 0;
+  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), pid);
+  if (error != std::errc() || end != word.data() + word.size() || pid == 0) {
+    throw HookError("pmu: " + printable(path) + " holds no pid");
+  }
+  return pid;
+}
+
+// ---- operations --------------------------------------------------------------
+
+// Nothing changes; what would stop the start later is refused now, before
+// QEMU runs: the plan's own problems, the module missing, and groups or
+// devices that other VMs' groups hold.
+void prepare(const DomainPlan& plan, Module& m) {
+  if (plan.groups.empty() && !plan.pmu) {
+    return;
+  }
+  const auto live = step("list groups", [&] { return m.groups(); });
+  for (const GroupPlan& g : plan.groups) {
+    if (const LiveGroup* l = find_group(live, g.name); l != nullptr && l->vm != plan.vm) {
+      throw HookError("group " + g.name + " exists for vm " + printable(l->vm));
+    }
+    for (const auto& dev : g.devices) {
+      for (const LiveGroup& l : live) {
+        if (l.vm != plan.vm && contains(l.members, dev)) {
+          throw HookError("group " + g.name + ": " + dev + " is in group " + printable(l.name) +
+                          " of vm " + printable(l.vm));
+        }
+      }
+    }
+  }
+}
+
+void start_group(Module& m, Undo& undo, const std::string& vm, const GroupPlan& g,
+                 const LiveGroup* live) {
+  const std::string where = "group " + g.name;
+  if (live != nullptr && live->vm != vm) {
+    throw HookError(where + " exists for vm " + printable(live->vm));
+  }
+  if (live != nullptr && same_group(*live, g)) {
+    // A repeated start: what is there stays.
+    if (live->state != KVMAI_STATE_ENABLED) {
+      step(where + ": enable", [&] { m.group_state(g.name, KVMAI_STATE_ENABLED); });
+      undo.push(where + ": disable",
+                [&m, name = g.name] { m.group_state(name, KVMAI_STATE_DISABLED); });
+    }
+    return;
+  }
+  if (live != nullptr) {
+    // Left by an earlier run of this domain with other settings (the
+    // domain has just started, so nothing uses it): deleting it restores
+    // its ports, and it is made again as the metadata says.
+    step(where + ": delete the group an earlier run left", [&] { m.group_del(g.name); });
+  }
+  create_group(m, undo, vm, g);
+}
+
+void start_pmu(Module& m, Undo& undo, const std::string& vm, const PmuPlan& p, std::uint32_t pid) {
+  auto live = step("pmu: get", [&] { return m.pmu_get(vm); });
+  if (live && live->pid && *live->pid != pid) {
+    // Reserved for the QEMU of an earlier run, which is gone: this QEMU
+    // could not attach to those units, and the record only stands in the
+    // way.
+    step("pmu: release the record of pid " + std::to_string(*live->pid),
+         [&] { m.pmu_release(vm, false, {}); });
+    live.reset();
+  }
+  const bool core = p.core && !(live && live->core);
+  std::vector<std::string> units;
+  for (const auto& u : p.units) {
+    if (!live || !contains(live->units, u)) {
+      units.push_back(u);
+    }
+  }
+  if (!core && units.empty()) {
+    return;
+  }
+  step("pmu: assign", [&] { m.pmu_assign(vm, core, units, p, pid); });
+  if (live) {
+    undo.push("pmu: release", [&m, vm, core, units] { m.pmu_release(vm, core, units); });
+  } else {
+    undo.push("pmu: release", [&m, vm] { m.pmu_release(vm, false, {}); });
+  }
+}
+
+// All or nothing: libvirt stops the domain when this fails, and what this
+// run made is taken back first.
+void started(const Call& call, const DomainPlan& plan, Module& m) {
+  // Before any change, so that a missing pid file changes nothing.
+  const std::uint32_t pid = plan.pmu ? read_pid(call) : 0;
+  Undo undo;
+  try {
+    std::vector<LiveGroup> live;
+    if (!plan.groups.empty()) {
+      live = step("list groups", [&] { return m.groups(); });
+    }
+    for (const GroupPlan& g : plan.groups) {
+      start_group(m, undo, plan.vm, g, find_group(live, g.name));
+    }
+    if (plan.pmu) {
+      start_pmu(m, undo, plan.vm, *plan.pmu, pid);
+    }
+  } catch (const HookError& e) {
+    const std::string left = undo.run();
+    throw HookError(std::string(e.what()) + (left.empty() ? "" : "; undoing failed: " + left));
+  }
+}
+
+// Everything of the domain goes, whatever the metadata says now: groups
+// are the domain's by their vm, the PMU record by its name.  Already gone
+// (a second stop operation, module unloaded) is not a failure.
+void stop(const Call& call, Module& m) {
+  std::vector<LiveGroup> live;
+  try {
+    live = m.groups();
+  } catch (const GenlError& e) {
+    if (e.kind() == GenlError::Kind::family_not_found) {
+      return;  // unloading the module restored every port already
+    }
+    throw HookError(std::string("list groups: ") + e.what());
+  }
+  std::string failed;
+  const auto note = [&](const std::string& what, const GenlError& e) {
+    if (failed.empty()) {
+      failed = what + ": " + e.what();
+    }
+  };
+  for (const LiveGroup& g : live) {
+    if (g.vm != call.domain) {
+      continue;
+    }
+    try {
+      m.group_del(g.name);
+    } catch (const GenlError& e) {
+      if (!is_errno(e, ENOENT)) {
+        note("group " + g.name + ": delete", e);
+      }
+    }
+  }
+  // A name the module refuses owns nothing (kvm-ai metadata added while
+  // the domain ran; prepare refuses such domains), and asking would fail.
+  if (name_problem(call.domain, KVMAI_VM_LEN).empty()) {
+    try {
+      m.pmu_release(call.domain, false, {});
+    } catch (const GenlError& e) {
+      // ENOENT: the VM owns nothing; EOPNOTSUPP: a module without PMUs.
+      if (!is_errno(e, ENOENT) && !is_errno(e, EOPNOTSUPP)) {
+        note("pmu: release", e);
+      }
+    }
+  }
+  if (!failed.empty()) {
+    throw HookError(failed);
+  }
+}
+
+void reconnect_group(Module& m, const std::string& vm, const GroupPlan& g,
+                     const std::vector<LiveGroup>& live, std::vector<std::string>& warnings) {
+  const std::string where = "group " + g.name;
+  const LiveGroup* l = find_group(live, g.name);
+  if (l != nullptr && l->vm != vm) {
+    warnings.push_back(where + " belongs to vm " + printable(l->vm) + ": not put back");
+    return;
+  }
+  if (l != nullptr && l->state == KVMAI_STATE_ENABLED) {
+    return;
+  }
+  if (l != nullptr) {
+    if (!same_group(*l, g)) {
+      warnings.push_back(where + " differs from the metadata: left disabled");
+      return;
+    }
+    try {
+      m.group_state(g.name, KVMAI_STATE_ENABLED);
+    } catch (const GenlError& e) {
+      warnings.push_back(where + ": enable: " + e.what() + ": left disabled");
+    }
+    return;
+  }
+  // The module lost it (reloaded while the domain ran).
+  Undo undo;
+  try {
+    create_group(m, undo, vm, g);
+  } catch (const HookError& e) {
+    const std::string left = undo.run();
+    warnings.push_back(std::string(e.what()) + ": not put back" +
+                       (left.empty() ? "" : "; undoing failed: " + left));
+  }
+}
+
+void reconnect_pmu(const Call& call, Module& m, const PmuPlan& p,
+                   std::vector<std::string>& warnings) {
+  try {
+    const auto live = step("pmu: get", [&] { return m.pmu_get(call.domain); });
+    const std::uint32_t pid = read_pid(call);
+    if (live) {
+      if (live->pid && *live->pid != pid) {
+        warnings.push_back("pmu: the units are reserved for pid " + std::to_string(*live->pid) +
+                           ", not QEMU's " + std::to_string(pid));
+      }
+      return;
+    }
+    step("pmu: assign", [&] { m.pmu_assign(call.domain, p.core, p.units, p, pid); });
+  } catch (const HookError& e) {
+    warnings.push_back(std::string(e.what()) + ": not put back");
+  }
+}
+
+// The domain runs: it must not be stopped for what is merely missing, only
+// for what is unsafe, an enabled group of this domain with a device that
+// the domain is not given (libvirt kills the domain when this fails, and
+// its stop operations delete the group).
+void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Module& m,
+               std::vector<std::string>& warnings) {
+  std::vector<LiveGroup> live;
+  try {
+    live = m.groups();
+  } catch (const GenlError& e) {
+    // No module, no relaxed port: nothing unsafe, and nothing to put back
+    // into it either.
+    warnings.push_back(std::string("list groups: ") + e.what() + ": nothing put back");
+    return;
+  }
+  for (const LiveGroup& g : live) {
+    if (g.vm != call.domain || g.state != KVMAI_STATE_ENABLED) {
+      continue;
+    }
+    for (const auto& dev : g.members) {
+      if (!contains(xml.pci_devices, dev)) {
+        throw HookError("group " + printable(g.name) + " is enabled with " + printable(dev) +
+                        ", which is not a PCI hostdev of domain " + printable(call.domain));
+      }
+    }
+  }
+  DomainPlan plan;
+  try {
+    plan = plan_domain(call.domain, xml, sys);
+  } catch (const HookError& e) {
+    warnings.push_back(std::string(e.what()) + ": nothing put back");
+    return;
+  }
+  for (const GroupPlan& g : plan.groups) {
+    reconnect_group(m, plan.vm, g, live, warnings);
+  }
+  if (plan.pmu) {
+    reconnect_pmu(call, m, *plan.pmu, warnings);
+  }
+}
+
+// libvirt puts the hook's standard error into its own one-line error.
+std::string one_line(std::string s) {
+  std::replace_if(
+      s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+  return s;
+}
+
+void qemu(const Args& args, Context& ctx) {
+  const Call call = parse_call(args);
+  if (!acts_on(call)) {
+    return;
+  }
+  // By hand on a terminal, the hook would wait for the XML silently.
+  if (isatty(STDIN_FILENO) != 0) {
+    ctx.err << "kvmai: the domain XML goes on standard input, as libvirt gives it\n";
+    throw QuietExit(kExitFailed);
+  }
+  const std::string xml{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+  if (const int rc = run_qemu_hook(call, xml, ctx.err, ctx.connect); rc != kExitOk) {
+    throw QuietExit(rc);
+  }
+}
+
+const ObjectRegistrar kRegistrar({
+    .name = "hook",
+    .summary = "libvirt's hook: a domain's groups and PMUs from its metadata",
+    .commands = {{.name = "qemu",
+                  .usage = "[ --run-dir DIR ] [ --sysfs-root DIR ] DOMAIN OPERATION "
+                           "SUB-OPERATION [ EXTRA ]\n"
+                           "                           (run by libvirt, domain XML on stdin)",
+                  .summary = "the QEMU driver's hook (/etc/libvirt/hooks/qemu.d/kvmai)",
+                  .run = qemu,
+                  .data_args = true}},
+    .default_command = "",
+});
+
+}  // namespace
+
+Call parse_call(const Args& args) {
+  Call c;
+  std::size_t i = 0;
+  // Options first; from the first other word on, everything is libvirt's.
+  for (; i < args.size(); ++i) {
+    const std::string& w = args[i];
+    std::string* target = nullptr;
+    std::string_view name;
+    for (const auto& [option, field] :
+         {std::pair{std::string_view("--run-dir"), &c.run_dir},
+          std::pair{std::string_view("--sysfs-root"), &c.sysfs_root}}) {
+      if (w == option ||
+          (w.starts_with(option) && w.size() > option.size() && w[option.size()] == '=')) {
+        target = field;
+        name = option;
+      }
+    }
+    if (target == nullptr) {
+      break;
+    }
+    if (w.size() > name.size()) {
+      *target = w.substr(name.size() + 1);
+    } else if (++i < args.size()) {
+      *target = args[i];
+    } else {
+      throw UsageError("missing DIR after \"" + std::string(name) + "\"");
+    }
+  }
+  const std::vector<std::string_view> wanted{"DOMAIN", "OPERATION", "SUB-OPERATION"};
+  if (args.size() - i < wanted.size()) {
+    throw UsageError("missing " + std::string(wanted[args.size() - i]));
+  }
+  c.domain = args[i];
+  c.operation = args[i + 1];
+  c.suboperation = args[i + 2];
+  // Later libvirt versions may pass more: ignored, since refusing them
+  // would stop every domain from starting.
+  c.extra = i + 3 < args.size() ? args[i + 3] : "-";
+  return c;
+}
+
+bool acts_on(const Call& call) {
+  return op_of(call) != Op::none;
+}
+
+int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& err,
+                  const TransportFactory& connect) {
+  const Op op = op_of(call);
+  if (op == Op::none) {
+    return kExitOk;
+  }
+  Module m(connect);
+  std::vector<std::string> warnings;
+  try {
+    const DomainXml xml = parse_domain_xml(domain_xml);
+    if (!xml.kvmai.present) {
+      return kExitOk;  // not a kvm-ai domain
+    }
+    const FsReader sys(call.sysfs_root);
+    switch (op) {
+      case Op::prepare:
+        prepare(plan_domain(call.domain, xml, sys), m);
+        break;
+      case Op::started:
+        started(call, plan_domain(call.domain, xml, sys), m);
+        break;
+      case Op::stop:
+        stop(call, m);
+        break;
+      case Op::reconnect:
+        reconnect(call, xml, sys, m, warnings);
+        break;
+      case Op::none:
+        break;
+    }
+  } catch (const std::exception& e) {
+    err << "kvmai: " << one_line(e.what()) << '\n';
+    return kExitFailed;
+  }
+  warnings.insert(warnings.begin(), m.warnings().begin(), m.warnings().end());
+  for (const auto& w : warnings) {
+    err << "kvmai: warning: " << one_line(w) << '\n';
+  }
+  return kExitOk;
+}
+
+}  // namespace kvmaictl::hook

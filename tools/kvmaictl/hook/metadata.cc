@@ -1,0 +1,433 @@
+#include "hook/metadata.h"
+
+#include <linux/kvmai.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <initializer_list>
+#include <map>
+#include <pugixml.hpp>
+#include <utility>
+
+#include "kvmai_group.h"
+#include "pci_tree.h"
+#include "vm/libvirt.h"
+
+namespace kvmaictl::hook {
+namespace {
+
+// ---- namespaces ------------------------------------------------------------
+
+// pugixml does not resolve namespaces: an element's URI is the nearest
+// xmlns:PREFIX (or xmlns) declaration on it or an ancestor.  libvirt keeps
+// a metadata element with the prefix it was given, any prefix, so matching
+// on "kvmai:" would miss a domain written with another one.
+struct QName {
+  std::string ns;
+  std::string local;
+  std::string written;
+};
+
+QName qname(const pugi::xml_node& n) {
+  const std::string written = n.name();
+  const auto colon = written.find(':');
+  const std::string prefix = colon == std::string::npos ? "" : written.substr(0, colon);
+  const std::string decl = prefix.empty() ? "xmlns" : "xmlns:" + prefix;
+  QName q{.ns = "",
+          .local = colon == std::string::npos ? written : written.substr(colon + 1),
+          .written = written};
+  for (pugi::xml_node a = n; !a.empty(); a = a.parent()) {
+    if (const pugi::xml_attribute d = a.attribute(decl.c_str()); !d.empty()) {
+      q.ns = d.value();
+      break;
+    }
+  }
+  return q;
+}
+
+bool ours(const QName& q) {
+  return q.ns == kKvmaiLibvirtNs;
+}
+
+// How messages name an element: ours by the schema's prefix whatever the
+// document used, others as written.
+std::string shown(const QName& q) {
+  return "<" + (ours(q) ? "kvmai:" + q.local : printable(q.written)) + ">";
+}
+
+bool is_ns_decl(std::string_view attr) {
+  return attr == "xmlns" || attr.starts_with("xmlns:");
+}
+
+// The attributes of `e` among `known`, the others reported to `problems`.
+std::map<std::string, std::string> attributes(const pugi::xml_node& e,
+                                              std::initializer_list<std::string_view> known,
+                                              std::vector<std::string>& problems) {
+  std::map<std::string, std::string> out;
+  for (const pugi::xml_attribute& a : e.attributes()) {
+    const std::string_view name = a.name();
+    if (is_ns_decl(name)) {
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      problems.push_back(shown(qname(e)) + " has no attribute " + printable(name));
+      continue;
+    }
+    out.emplace(name, a.value());
+  }
+  return out;
+}
+
+std::optional<std::string> take(std::map<std::string, std::string>& attrs, const std::string& k) {
+  const auto it = attrs.find(k);
+  return it == attrs.end() ? std::nullopt : std::optional(it->second);
+}
+
+bool blank(std::string_view s) {
+  return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+// The element children of `e` (text that is not blank is reported: our
+// elements hold elements only).
+std::vector<pugi::xml_node> element_children(const pugi::xml_node& e,
+                                             std::vector<std::string>& problems) {
+  std::vector<pugi::xml_node> kids;
+  for (const pugi::xml_node& c : e.children()) {
+    if (c.type() == pugi::node_element) {
+      kids.push_back(c);
+    } else if ((c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) &&
+               !blank(c.value())) {
+      problems.push_back(shown(qname(e)) + " holds text");
+    }
+  }
+  return kids;
+}
+
+// An element that holds nothing but attributes.
+void empty_element(const pugi::xml_node& e, std::vector<std::string>& problems) {
+  for (const pugi::xml_node& c : element_children(e, problems)) {
+    problems.push_back("unknown element " + shown(qname(c)) + " in " + shown(qname(e)));
+  }
+}
+
+GroupSpec parse_group(const pugi::xml_node& e, std::vector<std::string>& problems) {
+  auto a = attributes(e, {"name", "mode", "from"}, problems);
+  GroupSpec g{
+      .name = take(a, "name"), .mode = take(a, "mode"), .from = take(a, "from"), .devices = {}};
+  for (const pugi::xml_node& c : element_children(e, problems)) {
+    const QName q = qname(c);
+    if (!ours(q) || q.local != "device") {
+      problems.push_back("unknown element " + shown(q) + " in <kvmai:group>");
+      continue;
+    }
+    auto d = attributes(c, {"address"}, problems);
+    empty_element(c, problems);
+    if (const auto addr = take(d, "address")) {
+      g.devices.push_back(*addr);
+    } else {
+      problems.emplace_back("<kvmai:device> without address");
+    }
+  }
+  return g;
+}
+
+PmuSpec parse_pmu(const pugi::xml_node& e, std::vector<std::string>& problems) {
+  auto a = attributes(e, {"core", "cpus", "shared"}, problems);
+  PmuSpec p{
+      .core = take(a, "core"), .cpus = take(a, "cpus"), .shared = take(a, "shared"), .units = {}};
+  for (const pugi::xml_node& c : element_children(e, problems)) {
+    const QName q = qname(c);
+    if (!ours(q) || q.local != "unit") {
+      problems.push_back("unknown element " + shown(q) + " in <kvmai:pmu>");
+      continue;
+    }
+    auto u = attributes(c, {"name"}, problems);
+    empty_element(c, problems);
+    if (const auto name = take(u, "name")) {
+      p.units.push_back(*name);
+    } else {
+      problems.emplace_back("<kvmai:unit> without name");
+    }
+  }
+  return p;
+}
+
+void parse_vm(const pugi::xml_node& e, Metadata& m) {
+  attributes(e, {}, m.problems);
+  for (const pugi::xml_node& c : element_children(e, m.problems)) {
+    const QName q = qname(c);
+    if (ours(q) && q.local == "group") {
+      m.groups.push_back(parse_group(c, m.problems));
+    } else if (ours(q) && q.local == "pmu") {
+      if (m.pmu) {
+        m.problems.emplace_back("more than one <kvmai:pmu>");
+      } else {
+        m.pmu = parse_pmu(c, m.problems);
+      }
+    } else {
+      m.problems.push_back("unknown element " + shown(q) + " in <kvmai:vm>");
+    }
+  }
+}
+
+Metadata parse_metadata(const pugi::xml_node& metadata) {
+  Metadata m;
+  bool seen_vm = false;
+  for (const pugi::xml_node& c : metadata.children()) {
+    if (c.type() != pugi::node_element) {
+      continue;
+    }
+    const QName q = qname(c);
+    if (!ours(q)) {
+      continue;  // another program's metadata
+    }
+    m.present = true;
+    if (q.local != "vm") {
+      m.problems.push_back("unknown element " + shown(q) + " in <metadata> (want <kvmai:vm>)");
+    } else if (seen_vm) {
+      m.problems.emplace_back("more than one <kvmai:vm> in <metadata>");
+    } else {
+      seen_vm = true;
+      parse_vm(c, m);
+    }
+  }
+  return m;
+}
+
+// ---- the domain's PCI functions --------------------------------------------
+
+// A number as libvirt reads one (strtol base 0): "0x1f", "017", "12".
+std::optional<unsigned> libvirt_number(std::string_view s) {
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  } else if (s.size() > 1 && s[0] == '0') {
+    base = 8;
+    s.remove_prefix(1);
+  }
+  unsigned v = 0;
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (s.empty() || error != std::errc() || end != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// <address domain bus slot function/>; an absent field is 0, as in libvirt.
+// nullopt for an address libvirt itself would refuse.
+std::optional<std::string> source_address(const pugi::xml_node& address) {
+  std::array<unsigned, 4> field{};
+  constexpr std::array<unsigned, 4> kMax{0xffff, 0xff, 0x1f, 7};
+  constexpr std::array<const char*, 4> kNames{"domain", "bus", "slot", "function"};
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    const pugi::xml_attribute a = address.attribute(kNames[i]);
+    if (a.empty()) {
+      continue;
+    }
+    const auto v = libvirt_number(a.value());
+    if (!v || *v > kMax[i]) {
+      return std::nullopt;
+    }
+    field[i] = *v;
+  }
+  return format_bdf(field[0], field[1], field[2], field[3]);
+}
+
+std::vector<std::string> pci_devices(const pugi::xml_node& devices) {
+  std::vector<std::string> out;
+  for (const pugi::xml_node& d : devices.children()) {
+    const std::string_view kind = d.name();
+    const std::string_view type = d.attribute("type").value();
+    const bool hostdev = kind == "hostdev" &&
+                         std::string_view(d.attribute("mode").value()) == "subsystem" &&
+                         type == "pci";
+    const bool vf_nic = kind == "interface" && type == "hostdev";
+    if (!hostdev && !vf_nic) {
+      continue;
+    }
+    const pugi::xml_node address = d.child("source").child("address");
+    const std::string_view address_type = address.attribute("type").value();
+    if (address.empty() || (!address_type.empty() && address_type != "pci")) {
+      continue;
+    }
+    if (const auto bdf = source_address(address)) {
+      out.push_back(*bdf);
+    }
+  }
+  return out;
+}
+
+// ---- checks ----------------------------------------------------------------
+
+std::string in_quotes(std::string_view s) {
+  return "\"" + printable(s) + "\"";
+}
+
+std::uint32_t group_mode(const std::string& group, const std::optional<std::string>& mode) {
+  if (!mode || *mode == "translated") {
+    return KVMAI_MODE_TRANSLATED;
+  }
+  if (*mode == "direct") {
+    return KVMAI_MODE_DIRECT;
+  }
+  throw HookError("group " + group + ": unknown mode " + in_quotes(*mode) +
+                  " (translated or direct)");
+}
+
+bool yes_no(const std::optional<std::string>& v, std::string_view what) {
+  if (!v || *v == "no") {
+    return false;
+  }
+  if (*v == "yes") {
+    return true;
+  }
+  throw HookError("pmu: " + std::string(what) + "=" + in_quotes(*v) + " is neither yes nor no");
+}
+
+// What the module's cpulist parser may take; it judges the rest.
+bool cpu_list_chars(std::string_view s) {
+  return !s.empty() && s.size() < KVMAI_CPUS_LEN &&
+         s.find_first_not_of("0123456789,-:/") == std::string_view::npos;
+}
+
+PmuPlan plan_pmu(const PmuSpec& spec) {
+  PmuPlan p{.core = yes_no(spec.core, "core"),
+            .units = {},
+            .cpus = spec.cpus.value_or(""),
+            .shared = yes_no(spec.shared, "shared")};
+  for (const auto& u : spec.units) {
+    if (const auto problem = name_problem(u, KVMAI_UNIT_LEN); !problem.empty()) {
+      throw HookError("pmu: unit name " + in_quotes(u) + " " + problem);
+    }
+    if (std::find(p.units.begin(), p.units.end(), u) != p.units.end()) {
+      throw HookError("pmu: unit " + u + " is named twice");
+    }
+    p.units.push_back(u);
+  }
+  if (spec.cpus && !cpu_list_chars(*spec.cpus)) {
+    throw HookError("pmu: bad cpus " + in_quotes(*spec.cpus) + " (a CPU list such as 0-31,64-95)");
+  }
+  if (!p.core && p.units.empty()) {
+    throw HookError("pmu: nothing to assign (core=\"yes\" or a <kvmai:unit>)");
+  }
+  if (!p.units.empty() && p.cpus.empty()) {
+    throw HookError("pmu: uncore units need cpus=\"LIST\" (the VM's host CPUs, whole packages)");
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::size_t size = 0;
+  for (const auto p : parts) {
+    size += p.size();
+  }
+  std::string s;
+  s.reserve(size);
+  for (const auto p : parts) {
+    s += p;
+  }
+  return s;
+}
+
+DomainXml parse_domain_xml(std::string_view xml) {
+  pugi::xml_document doc;
+  const pugi::xml_parse_result r =
+      doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
+  if (!r) {
+    throw HookError("domain XML on standard input: " + std::string(r.description()) +
+                    " at offset " + std::to_string(r.offset));
+  }
+  const pugi::xml_node root = doc.document_element();
+  if (std::string_view(root.name()) != "domain") {
+    throw HookError("standard input holds <" + printable(root.name()) + ">, not a <domain>");
+  }
+  DomainXml d;
+  d.name = root.child("name").text().get();
+  d.pci_devices = pci_devices(root.child("devices"));
+  d.kvmai = parse_metadata(root.child("metadata"));
+  return d;
+}
+
+DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys) {
+  const Metadata& m = xml.kvmai;
+  if (!m.problems.empty()) {
+    throw HookError("metadata: " + m.problems.front());
+  }
+  if (!xml.name.empty() && xml.name != vm) {
+    throw HookError("the domain XML is for " + in_quotes(xml.name) + ", not " + in_quotes(vm));
+  }
+  if (const auto problem = name_problem(vm, KVMAI_VM_LEN); !problem.empty()) {
+    throw HookError("domain name " + in_quotes(vm) + " " + problem +
+                    " (kvm-ai's VM name is the domain's)");
+  }
+  DomainPlan plan{.vm = vm, .groups = {}, .pmu = std::nullopt};
+  std::map<std::string, std::string> group_of;  // device -> group
+  for (const GroupSpec& spec : m.groups) {
+    const std::string name = spec.name.value_or(vm);
+    if (const auto problem = name_problem(name, KVMAI_NAME_LEN); !problem.empty()) {
+      throw HookError("group name " + in_quotes(name) + " " + problem +
+                      (spec.name ? "" : " (the domain's name: give the group a name)"));
+    }
+    if (std::any_of(plan.groups.begin(), plan.groups.end(),
+                    [&](const GroupPlan& g) { return g.name == name; })) {
+      throw HookError("group " + name + " is named twice");
+    }
+    GroupPlan g{.name = name, .mode = group_mode(name, spec.mode), .devices = {}};
+    const bool from_hostdevs = spec.from.has_value();
+    if (from_hostdevs && *spec.from != "hostdevs") {
+      throw HookError("group " + name + ": unknown from=" + in_quotes(*spec.from) + " (hostdevs)");
+    }
+    if (from_hostdevs && !spec.devices.empty()) {
+      throw HookError("group " + name +
+                      ": from=\"hostdevs\" and <kvmai:device> elements exclude each other");
+    }
+    std::vector<std::string> wanted = from_hostdevs ? xml.pci_devices : std::vector<std::string>{};
+    for (const auto& written : spec.devices) {
+      const auto bdf = parse_bdf(written);
+      if (!bdf) {
+        throw HookError("group " + name + ": bad PCI address " + in_quotes(written) +
+                        " (want DDDD:BB:DD.F)");
+      }
+      if (std::find(wanted.begin(), wanted.end(), *bdf) != wanted.end()) {
+        throw HookError("group " + name + ": " + *bdf + " is named twice");
+      }
+      // The threat model: a group relaxes isolation between its members,
+      // so each must be a device this domain, and no other, is given.
+      if (std::find(xml.pci_devices.begin(), xml.pci_devices.end(), *bdf) ==
+          xml.pci_devices.end()) {
+        throw HookError(cat({"group ", name, ": ", *bdf, " is not a PCI hostdev of domain ", vm}));
+      }
+      wanted.push_back(*bdf);
+    }
+    for (const auto& bdf : wanted) {
+      if (const auto [it, fresh] = group_of.emplace(bdf, name); !fresh) {
+        throw HookError(cat({bdf, " is in groups ", it->second, " and ", name,
+                             " (a device is in one group only)"}));
+      }
+      if (!sys.exists("bus/pci/devices/" + bdf)) {
+        throw HookError(cat({"group ", name, ": no PCI device ", bdf, " on this host"}));
+      }
+    }
+    if (wanted.size() < kMinGroupMembers || wanted.size() > kMaxGroupMembers) {
+      const bool one = wanted.size() == 1;
+      throw HookError(
+          "group " + name + ": " + std::to_string(wanted.size()) +
+          (from_hostdevs ? (one ? " PCI hostdev" : " PCI hostdevs") + std::string(" in the domain")
+                         : (one ? " device" : " devices")) +
+          " (a group holds " + std::to_string(kMinGroupMembers) + " to " +
+          std::to_string(kMaxGroupMembers) + ")");
+    }
+    g.devices = std::move(wanted);
+    plan.groups.push_back(std::move(g));
+  }
+  if (m.pmu) {
+    plan.pmu = plan_pmu(*m.pmu);
+  }
+  return plan;
+}
+
+}  // namespace kvmaictl::hook

@@ -1,0 +1,110 @@
+// What `kvmaictl hook qemu` reads from the libvirt domain XML on its
+// standard input: the PCI functions the domain is given, and kvm-ai's own
+// <metadata> element (Documentation/admin-guide/kvmai/libvirt.rst, schema
+// kvmai-libvirt.rng beside it):
+//
+//   <metadata>
+//     <kvmai:vm xmlns:kvmai="https://kvm-ai.dev/xmlns/libvirt/1">
+//       <kvmai:group name="vm1-p2p" mode="translated">
+//         <kvmai:device address="0000:11:00.0"/>
+//         <kvmai:device address="0000:13:00.0"/>
+//       </kvmai:group>
+//       <kvmai:group name="vm1-all" from="hostdevs"/>
+//       <kvmai:pmu core="yes" cpus="0-31,64-95" shared="no">
+//         <kvmai:unit name="amd_l3"/>
+//       </kvmai:pmu>
+//     </kvmai:vm>
+//   </metadata>
+//
+// Parsing keeps what the XML says as written; plan_domain() checks it
+// against the domain, the host and the module's rules, so that the stop
+// operations can clean up after a domain whose metadata no longer checks.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sysfs.h"
+
+namespace kvmaictl::hook {
+
+// `parts` as one string, built once (messages made inside loops).
+std::string cat(std::initializer_list<std::string_view> parts);
+
+// A refusal or failure, said in one line (without the "kvmai: " prefix).
+class HookError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A <kvmai:group> as written; attributes absent are nullopt.
+struct GroupSpec {
+  std::optional<std::string> name;
+  std::optional<std::string> mode;
+  std::optional<std::string> from;
+  std::vector<std::string> devices;  // each <kvmai:device address>
+};
+
+// A <kvmai:pmu> as written: the words of `kvmaictl pmu assign` but the
+// VMM's pid, which the hook takes from libvirt's pid file.
+struct PmuSpec {
+  std::optional<std::string> core;    // "yes" or "no"
+  std::optional<std::string> cpus;    // a CPU list
+  std::optional<std::string> shared;  // "yes" or "no"
+  std::vector<std::string> units;     // each <kvmai:unit name>
+};
+
+struct Metadata {
+  bool present = false;  // the domain's <metadata> holds kvm-ai's namespace
+  std::vector<GroupSpec> groups;
+  std::optional<PmuSpec> pmu;
+  // What the schema would refuse (unknown elements and attributes, a
+  // second <kvmai:vm>, ...), in document order.
+  std::vector<std::string> problems;
+};
+
+struct DomainXml {
+  std::string name;  // <name>, "" when absent
+  // Every PCI function the domain is given, as DDDD:BB:DD.F in document
+  // order: <hostdev mode="subsystem" type="pci"> and <interface
+  // type="hostdev"> sources (VFs given as NICs are VFIO devices too).
+  std::vector<std::string> pci_devices;
+  Metadata kvmai;
+};
+
+// Throws HookError when `xml` is not well-formed or not a <domain>.
+DomainXml parse_domain_xml(std::string_view xml);
+
+// The checked settings: what the hook asks the module for.
+struct GroupPlan {
+  std::string name;
+  std::uint32_t mode = 0;            // KVMAI_MODE_*
+  std::vector<std::string> devices;  // DDDD:BB:DD.F, as given
+};
+
+struct PmuPlan {
+  bool core = false;
+  std::vector<std::string> units;
+  std::string cpus;  // "" when not given (core alone)
+  bool shared = false;
+};
+
+struct DomainPlan {
+  std::string vm;  // the domain's name: every group's and the PMU record's VM
+  std::vector<GroupPlan> groups;
+  std::optional<PmuPlan> pmu;
+};
+
+// Checks the metadata of domain `vm` (libvirt's argument) against its
+// XML, the host's PCI devices in `sys` and the module's rules (names,
+// modes, 2 to 16 members, each device a PCI function of this domain and
+// in one group only). Throws HookError naming the first problem, and the
+// group or device concerned.
+DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys);
+
+}  // namespace kvmaictl::hook

@@ -1,0 +1,2 @@
+#!/bin/sh
+exec kvmaictl hook qemu -- "$@"
