@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -39,8 +40,11 @@ class FixtureCopy {
  public:
   explicit FixtureCopy(const std::string& fixture)
       : dir_(std::filesystem::path(::testing::TempDir()) /
+             // The pid too: two test runs at once (a package build
+             // beside a developer's ctest) must not share the copy.
              ("kvmaictl-" + fixture + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+              std::to_string(getpid()))) {
     std::filesystem::remove_all(dir_);
     std::filesystem::copy(
         testdata(fixture), dir_,
