@@ -15,6 +15,8 @@
 #   make kernel   build the patched test kernel (cached; long when cold)
 #   make check-kernel   the selftests in the emulated host on that kernel
 #   make check-nested   the nested-guest selftests (not yet in make check)
+#   make deb      Debian packages kvmai-dkms and kvmaictl in build/deb, linted
+#   make deb-check      those, installed and DKMS-built in a clean chroot
 
 PYTHON ?= /usr/bin/python3
 KVMAI_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/kvmai
@@ -106,6 +108,14 @@ bench: vm-payload
 regen:
 	tools/devenv/ynl-regen.sh $(KSRC)
 
+# Debian packages from debian/, built in a scratch copy of the tree
+# (Documentation/admin-guide/kvmai/packaging.rst).
+deb:
+	tools/devenv/deb.sh build lint
+
+deb-check:
+	tools/devenv/deb.sh build lint check
+
 install: tools
 	cmake --install $(BUILD)/tools
 
@@ -114,4 +124,5 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod tools selftests vm-payload demo check bench regen install clean \
-	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested
+	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested \
+	deb deb-check

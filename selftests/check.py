@@ -15,6 +15,8 @@ Stages (each timed):
            guests of its own (vmhost.py --nested), on 6.12; on request
            only ('make check-nested'), see NESTED_SELFTESTS
   nested-kernel  the same on the patched kernel
+  deb      the Debian packages built, lintian-clean, installed in a clean
+           bookworm root where DKMS builds kvmai (tools/devenv/deb.sh)
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
@@ -209,6 +211,26 @@ def stage_patches(tally, args):
         tally.add("patches", "quilt export", "fail", (out.strip().splitlines() or ["no output"])[-1])
 
 
+def stage_deb(tally, args):
+    """tools/devenv/deb.sh build lint check: the Debian packages built,
+    lintian-clean, installed in a clean bookworm root where DKMS builds the
+    module; one count per 'deb: NAME: ok|FAILED' line."""
+    proc = subprocess.run([str(TOP / "tools/devenv/deb.sh"), "build", "lint", "check"],
+                          capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    if args.verbose or proc.returncode:
+        print(out)
+    counted = 0
+    for line in out.splitlines():
+        m = re.match(r"deb: ([\w.-]+): (ok|FAILED)(.*)", line)
+        if m:
+            tally.add("deb", m.group(1), "pass" if m.group(2) == "ok" else "fail",
+                      m.group(3).strip(" ()"))
+            counted += 1
+    if not counted or (proc.returncode and "FAILED" not in out):
+        tally.add("deb", "packages", "fail", (out.strip().splitlines() or ["no output"])[-1])
+
+
 def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False):
     kdir = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "dir"], capture_output=True,
                           text=True).stdout.strip()
@@ -283,14 +305,15 @@ def main():
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
     # nested and nested-kernel run on request (make check-nested): their
     # multi-threaded TCG still stalls the emulated host now and then.
-    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel")
+    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel,deb")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
 
     stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
               "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
-              "nested": stage_nested, "nested-kernel": stage_nested_kernel}
+              "nested": stage_nested, "nested-kernel": stage_nested_kernel,
+              "deb": stage_deb}
     tally = Tally()
     t_all = time.monotonic()
     for name in args.stages.split(","):

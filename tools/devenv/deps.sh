@@ -73,6 +73,10 @@ PKGS=(
 	busybox-static pciutils
 	# patches-export --check
 	quilt
+	# Debian packages (make deb, deb-check: tools/devenv/deb.sh): build
+	# (dh-dkms is debian/control's dh-sequence-dkms), lintian, and the
+	# clean bookworm chroot of 'deb.sh check' (dkms itself goes there)
+	dpkg-dev debhelper dh-dkms fakeroot lintian debootstrap
 )
 missing=()
 for p in "${PKGS[@]}"; do
