@@ -2,7 +2,10 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -64,6 +67,47 @@ inline ::testing::AssertionResult matches_golden(const std::string& name, const 
     return ::testing::AssertionSuccess();
   }
   return ::testing::AssertionFailure() << "output differs from " << path << ":\n" << out;
+}
+
+struct Ran {
+  int rc = -1;
+  std::string out;
+};
+
+// popen()'s stream, closed once; close() gives the command's wait status.
+class Pipe {
+ public:
+  explicit Pipe(const std::string& cmd) : f_(popen(cmd.c_str(), "r")) {}
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  Pipe(Pipe&&) = delete;
+  Pipe& operator=(Pipe&&) = delete;
+  ~Pipe() { close(); }
+  FILE* get() const { return f_; }
+  int close() {
+    const int status = f_ != nullptr ? pclose(f_) : -1;
+    f_ = nullptr;
+    return status;
+  }
+
+ private:
+  FILE* f_;
+};
+
+// Runs `cmd` with /bin/sh; its standard output and exit status.
+inline Ran sh(const std::string& cmd) {
+  Ran r;
+  Pipe p(cmd);
+  if (p.get() == nullptr) {
+    return r;
+  }
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p.get()) != nullptr) {
+    r.out += buf.data();
+  }
+  const int status = p.close();
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace kvmaictl::testing

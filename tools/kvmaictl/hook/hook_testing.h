@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace kvmaictl::testing {
 
 // A directory of its own under the temporary directory, removed with it.
@@ -50,47 +52,6 @@ class TempDir {
   }
   std::filesystem::path path_;
 };
-
-struct Ran {
-  int rc = -1;
-  std::string out;
-};
-
-// popen()'s stream, closed once; close() gives the command's wait status.
-class Pipe {
- public:
-  explicit Pipe(const std::string& cmd) : f_(popen(cmd.c_str(), "r")) {}
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  Pipe(Pipe&&) = delete;
-  Pipe& operator=(Pipe&&) = delete;
-  ~Pipe() { close(); }
-  FILE* get() const { return f_; }
-  int close() {
-    const int status = f_ != nullptr ? pclose(f_) : -1;
-    f_ = nullptr;
-    return status;
-  }
-
- private:
-  FILE* f_;
-};
-
-// Runs `cmd` with /bin/sh; its standard output and exit status.
-inline Ran sh(const std::string& cmd) {
-  Ran r;
-  Pipe p(cmd);
-  if (p.get() == nullptr) {
-    return r;
-  }
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), p.get()) != nullptr) {
-    r.out += buf.data();
-  }
-  const int status = p.close();
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // `s` quoted for sh.
 inline std::string sh_quote(const std::string& s) {
