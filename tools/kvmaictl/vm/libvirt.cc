@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "pci_tree.h"
 #include "print.h"
 
 namespace kvmaictl {
@@ -49,7 +50,7 @@ void pci_address(const xml::Element& parent, int bus, int slot, int function, bo
 
 // A host address "DDDD:BB:DD.F" as <source><address .../>.
 void host_address(const xml::Element& source, const std::string& bdf) {
-  if (bdf.size() != 12 || bdf[4] != ':' || bdf[7] != ':' || bdf[10] != '.') {
+  if (!looks_like_bdf(bdf)) {
     throw std::logic_error("not a PCI address: " + bdf);
   }
   source.child("address")

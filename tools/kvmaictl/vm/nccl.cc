@@ -76,10 +76,6 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
   for (const auto& b : plan.bridges) {
     bridge[b.id] = &b;
   }
-  auto guest_bdf = [&](const GuestBridge& b) {
-    return format_bdf(0, static_cast<unsigned>(bridge.at(b.bus)->secondary),
-                      static_cast<unsigned>(b.slot), 0);
-  };
 
   // Each device's NCCL parents, device side first: every second bridge up
   // its guest path, until the expander's root bus.
@@ -152,7 +148,7 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
       }
       const xml::Element e =
           element_of(i + 1 < m.up.size() ? m.up[i + 1] : nullptr, m).child("pci");
-      e.attr("busid", guest_bdf(*b)).attr("class", to_hex(kBridgeClass, 6));
+      e.attr("busid", b->guest_bdf).attr("class", to_hex(kBridgeClass, 6));
       if (const PciDevice* hb = host.find(b->host)) {
         set_link(e, link_of(host, *hb));
       }

@@ -102,6 +102,12 @@ void address(VmPlan& plan) {
   for (const auto& b : plan.bridges) {
     secondary[b.id] = b.secondary;
   }
+  for (auto& b : plan.bridges) {
+    if (b.model != "pxb-pcie") {
+      b.guest_bdf = format_bdf(0, static_cast<unsigned>(secondary.at(b.bus)),
+                               static_cast<unsigned>(b.slot), 0);
+    }
+  }
   for (auto& d : plan.devices) {
     d.guest_bdf = format_bdf(0, static_cast<unsigned>(secondary.at(d.bus)),
                              static_cast<unsigned>(d.slot), static_cast<unsigned>(d.function));

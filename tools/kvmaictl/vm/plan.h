@@ -32,15 +32,16 @@ struct GuestNode {
 };
 
 struct GuestBridge {
-  std::string id;      // QEMU id: pxb0, rp0, up0, dp0
-  std::string model;   // pxb-pcie, pcie-root-port, x3130-upstream, xio3130-downstream
-  std::string bus;     // parent's id (pcie.0 for an expander)
-  std::string host;    // the host bridge or root bus it stands for
-  int bus_nr = 0;      // expanders only
-  int numa_node = -1;  // expanders only
-  int chassis = 0;     // root and downstream ports
-  int slot = -1;       // on the parent's bus; -1: QEMU picks (expanders on pcie.0)
-  int secondary = 0;   // guest bus number of the bus it opens (see plan_vm)
+  std::string id;           // QEMU id: pxb0, rp0, up0, dp0
+  std::string model;        // pxb-pcie, pcie-root-port, x3130-upstream, xio3130-downstream
+  std::string bus;          // parent's id (pcie.0 for an expander)
+  std::string host;         // the host bridge or root bus it stands for
+  int bus_nr = 0;           // expanders only
+  int numa_node = -1;       // expanders only
+  int chassis = 0;          // root and downstream ports
+  int slot = -1;            // on the parent's bus; -1: QEMU picks (expanders on pcie.0)
+  int secondary = 0;        // guest bus number of the bus it opens (see plan_vm)
+  std::string guest_bdf{};  // its own guest address, "" for expanders (see plan_vm)
 };
 
 struct GuestDevice {
