@@ -196,9 +196,19 @@ cmd_build() {
 	apply_series
 	configure
 	log "building in $out (-j$JOBS)"
+	# make's own "*** [...] Error N" lines and "Killed" too: a failed
+	# build must say where it stopped.  Without pipefail here, so that
+	# make's status reaches the check below (set -e would end the script
+	# silently on a failed make, or on a grep that matched nothing in an
+	# up-to-date tree).
+	local st
+	set +o pipefail
 	make -C "$repo" O="$out" -j"$JOBS" bzImage modules 2>&1 |
-		grep -E "error|warning:|^  (CC|LD|AR|AS)" | awk '/error|warning:/ {print; next} {n++} n % 500 == 0 {print "kernel: " n " steps"}'
-	[ "${PIPESTATUS[0]}" -eq 0 ] || die "build failed"
+		grep -E "error|Error [0-9]|Killed|warning:|^  (CC|LD|AR|AS)" |
+		awk '/error|Error [0-9]|Killed|warning:/ {print; next} {n++} n % 500 == 0 {print "kernel: " n " steps"}'
+	st=${PIPESTATUS[0]}
+	set -o pipefail
+	[ "$st" -eq 0 ] || die "build failed (make exit $st)"
 	kver=$(make -s -C "$repo" O="$out" kernelrelease)
 	rm -rf "$dest"
 	mkdir -p "$dest/boot"
