@@ -28,67 +28,6 @@ static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu2", "
 				       "nic2", "gpu4", "gpu5", "nic3", "foreign1" };
 #define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
 
-/* ACS control of every port that has ACS, read from config space. */
-struct acs_snap {
-	int n;
-	char bdf[KT_MAX][16];
-	uint16_t ctl[KT_MAX];
-};
-
-static void snap_take(struct acs_snap *s)
-{
-	char out[8192], *line, *save;
-
-	s->n = 0;
-	run_capture("ls /sys/bus/pci/devices", out, sizeof(out));
-	for (line = strtok_r(out, "\n", &save); line && s->n < KT_MAX;
-	     line = strtok_r(NULL, "\n", &save)) {
-		int pos = pci_ext_cap(line, PCI_EXT_CAP_ID_ACS);
-
-		if (pos <= 0 || pci_cfg_read16(line, pos + PCI_ACS_CTRL, &s->ctl[s->n]))
-			continue;
-		snprintf(s->bdf[s->n++], sizeof(s->bdf[0]), "%s", line);
-	}
-}
-
-static uint16_t snap_get(const struct acs_snap *s, const char *bdf)
-{
-	for (int i = 0; i < s->n; i++)
-		if (!strcmp(s->bdf[i], bdf))
-			return s->ctl[i];
-	return 0xdead;
-}
-
-static uint16_t acs_now(const char *bdf)
-{
-	int pos = pci_ext_cap(bdf, PCI_EXT_CAP_ID_ACS);
-	uint16_t ctl = 0xdead;
-
-	if (pos > 0)
-		pci_cfg_read16(bdf, pos + PCI_ACS_CTRL, &ctl);
-	return ctl;
-}
-
-/* Ports whose word differs between @a and @b, written to @diff. */
-static int snap_diff(const struct acs_snap *a, const struct acs_snap *b, char *diff, size_t len)
-{
-	int n = 0, used = 0;
-
-	diff[0] = '\0';
-	for (int i = 0; i < a->n; i++) {
-		uint16_t now = snap_get(b, a->bdf[i]);
-
-		if (now == a->ctl[i])
-			continue;
-		n++;
-		used += snprintf(diff + used, len - used, " %s:%#06x->%#06x", a->bdf[i],
-				 a->ctl[i], now);
-		if ((size_t)used >= len)
-			break;
-	}
-	return n;
-}
-
 static const char *bdf(const char *name)
 {
 	const struct kvmai_dev *d = kvmai_dev(name);

@@ -87,6 +87,24 @@ int kvmai_status_get(struct nl_sock *sk, int family, struct kvmai_status *st);
 
 /* A group as the kernel reports it (group-new/get replies, notifications). */
 #define KT_MAX 128	/* ports and pairs: a 16-member group has 120 pairs */
+
+/*
+ * ACS control of every port that has ACS, read from config space: what a
+ * test compares before and after the module (or libvirt's hook) acted.
+ */
+struct acs_snap {
+	int n;
+	char bdf[KT_MAX][16];
+	uint16_t ctl[KT_MAX];
+};
+
+void snap_take(struct acs_snap *s);
+/* The word of port @bdf in @s, 0xdead if it has none. */
+uint16_t snap_get(const struct acs_snap *s, const char *bdf);
+/* The word of port @bdf now, 0xdead if it has no ACS. */
+uint16_t acs_now(const char *bdf);
+/* How many ports' words differ between @a and @b, listed in @diff. */
+int snap_diff(const struct acs_snap *a, const struct acs_snap *b, char *diff, size_t len);
 struct kt_port {
 	char addr[16];
 	uint32_t cap, saved, target, current, users;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/pci_regs.h>
 
 #include "kvmai_test.h"
 
@@ -294,4 +295,57 @@ bool kernel_symbol(const char *symbol, char *module, size_t len)
 bool kernel_has_symbol(const char *symbol)
 {
 	return kernel_symbol(symbol, NULL, 0);
+}
+
+void snap_take(struct acs_snap *s)
+{
+	char out[8192], *line, *save;
+
+	s->n = 0;
+	run_capture("ls /sys/bus/pci/devices", out, sizeof(out));
+	for (line = strtok_r(out, "\n", &save); line && s->n < KT_MAX;
+	     line = strtok_r(NULL, "\n", &save)) {
+		int pos = pci_ext_cap(line, PCI_EXT_CAP_ID_ACS);
+
+		if (pos <= 0 || pci_cfg_read16(line, pos + PCI_ACS_CTRL, &s->ctl[s->n]))
+			continue;
+		snprintf(s->bdf[s->n++], sizeof(s->bdf[0]), "%s", line);
+	}
+}
+
+uint16_t snap_get(const struct acs_snap *s, const char *bdf)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->bdf[i], bdf))
+			return s->ctl[i];
+	return 0xdead;
+}
+
+uint16_t acs_now(const char *bdf)
+{
+	int pos = pci_ext_cap(bdf, PCI_EXT_CAP_ID_ACS);
+	uint16_t ctl = 0xdead;
+
+	if (pos > 0)
+		pci_cfg_read16(bdf, pos + PCI_ACS_CTRL, &ctl);
+	return ctl;
+}
+
+int snap_diff(const struct acs_snap *a, const struct acs_snap *b, char *diff, size_t len)
+{
+	int n = 0, used = 0;
+
+	diff[0] = '\0';
+	for (int i = 0; i < a->n; i++) {
+		uint16_t now = snap_get(b, a->bdf[i]);
+
+		if (now == a->ctl[i])
+			continue;
+		n++;
+		used += snprintf(diff + used, len - used, " %s:%#06x->%#06x", a->bdf[i],
+				 a->ctl[i], now);
+		if ((size_t)used >= len)
+			break;
+	}
+	return n;
 }
