@@ -181,7 +181,7 @@ static int kvmai_group_plan(struct kvmai_group *grp, struct kvmai_topo *topo,
 		break;
 	case KVMAI_PLAN_TB:
 		NL_SET_ERR_MSG_FMT(extack,
-				   "port %s blocks translated requests (ACS translation blocking): translated mode impossible",
+				   "port %s has ACS translation blocking: translated mode impossible",
 				   port);
 		ret = -EOPNOTSUPP;
 		break;
@@ -315,9 +315,8 @@ static int kvmai_group_one_user(struct kvmai_group *grp, struct netlink_ext_ack 
 			first = m;
 			first_user = user;
 		} else if (user != first_user) {
-			NL_SET_ERR_MSG_FMT(extack,
-					   "group %s: %s and %s are held by different VFIO users (one VM per group)",
-					   grp->name, pci_name(first->pdev), pci_name(m->pdev));
+			NL_SET_ERR_MSG_FMT(extack, "%s and %s are held by different VFIO users",
+					   pci_name(first->pdev), pci_name(m->pdev));
 			return -EBUSY;
 		}
 	}

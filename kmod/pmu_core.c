@@ -36,9 +36,8 @@ int kvmai_pmu_core_fence(struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG_FMT(extack, "core PMU: %u task-bound host events count in guests",
 				   info.nr_include_guest_events);
 	else if (c.pid)
-		NL_SET_ERR_MSG_FMT(extack,
-				   "core PMU: %s event on CPU %d of pid %d (%s) counts guests",
-				   c.pmu, c.cpu, c.pid, c.comm);
+		NL_SET_ERR_MSG_FMT(extack, "core PMU: %s[%d] counts guests (%s event, CPU %d)",
+				   c.comm, c.pid, c.pmu, c.cpu);
 	else
 		NL_SET_ERR_MSG_FMT(extack, "core PMU: kernel %s event on CPU %d counts guests",
 				   c.pmu, c.cpu);

@@ -1004,6 +1004,11 @@ static pid_t start_vmm(const char *const *names, int n)
 	return pid;
 }
 
+static pid_t start_vmm(const char *const *names, int n)
+{
+	return start_vmm_flags(names, n, 0);
+}
+
 static void stop_vmm(pid_t pid)
 {
 	if (pid > 0) {
@@ -1065,6 +1070,7 @@ TEST_F(p2p, second_user_open_disables_group_first)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	pid_t vmm1, vmm2;
+	char want[128];
 
 	NEED_DIRECT(self);
 	ASSERT_EQ(0, make_group(self, "g2", KVMAI_MODE_DIRECT, m, 3));

@@ -9,6 +9,7 @@
  * on kernels with the perf guest-owner interface.
  */
 #include <errno.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -478,7 +479,7 @@ TEST_F(pmu, core_fences_host_events_that_count_guests)
 TEST_F(pmu, core_refused_while_host_events_count_guests)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .core = true };
-	char want[64];
+	char want[128], comm[16] = "";
 	struct kt_pmu_host h;
 	int fd;
 
@@ -495,8 +496,11 @@ TEST_F(pmu, core_refused_while_host_events_count_guests)
 	EXPECT_EQ(1, h.include_guest);
 
 	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL));
-	snprintf(want, sizeof(want), "pid %d", getpid());
-	EXPECT_NE(NULL, strstr(self->ext, want)) TH_LOG("extack: %s", self->ext);
+	/* Whole: the command name, pid, PMU and CPU of the event to blame. */
+	ASSERT_EQ(0, prctl(PR_GET_NAME, comm));
+	snprintf(want, sizeof(want), "core PMU: %s[%d] counts guests (mock_core event, CPU 1)",
+		 comm, getpid());
+	EXPECT_STREQ(want, self->ext);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 }
 

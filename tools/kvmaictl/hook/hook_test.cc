@@ -796,12 +796,12 @@ TEST_F(HookTest, ReconnectFailsOnlyWhenUnsafe) {
   model().groups.clear();
   model().fail_when = [](std::uint8_t cmd, const AttrSet&) { return cmd == KVMAI_CMD_GROUP_SET; };
   model().fail_errno = EBUSY;
-  model().fail_extack = "group g1: 0000:11:00.0 and 0000:13:00.0 are held by different VFIO users";
+  model().fail_extack = "0000:11:00.0 and 0000:13:00.0 are held by different VFIO users";
   forget();
   h = hook("reconnect", "begin", two_group_domain());
   EXPECT_EQ(h.rc, 0);
   EXPECT_THAT(h.err, ::testing::StartsWith(
-                         "kvmai: warning: group g1: enable: group g1: 0000:11:00.0 and "
+                         "kvmai: warning: group g1: enable: 0000:11:00.0 and "
                          "0000:13:00.0 are held by different VFIO users (Device or resource "
                          "busy): not put back\n"));
   EXPECT_TRUE(model().groups.empty());  // the failed ones were taken back
