@@ -294,12 +294,13 @@ int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 
 /*
  * One VM per group: the members that are open must all be held by one VFIO
- * user (iommufd context or container).  Returns 0, or -EBUSY with extack
- * naming two members held by different users; without vfio's open
- * notifications (kernels without the kvm-ai series) kvmai cannot know who
- * holds a member, and direct mode, which lets members reach each other's
- * BARs with no IOMMU check at all, is refused.  Translated mode keeps the
- * IOMMU in charge of every translation and may stay.
+ * user (the KVM they were opened for, else iommufd context or container).
+ * Returns 0, or -EBUSY with extack naming two members held by different
+ * users; without vfio's open notifications (kernels without the kvm-ai
+ * series) kvmai cannot know who holds a member, and direct mode, which
+ * lets members reach each other's BARs with no IOMMU check at all, is
+ * refused.  Translated mode keeps the IOMMU in charge of every translation
+ * and may stay.
  */
 static int kvmai_group_one_user(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 {

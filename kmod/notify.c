@@ -75,11 +75,12 @@ static int kvmai_vfio_notify(struct notifier_block *nb, unsigned long event, voi
 }
 
 /*
- * Who holds @pdev open: an opaque cookie (iommufd context or container),
- * NULL if nobody.  @pdev must be bound to a vfio-pci driver, checked under
- * kvmai_lock: its unbind then waits for kvmai_lock in the bus notifier, so
- * the vfio_pci_core_device, which every such driver keeps as its drvdata,
- * stays valid while the caller holds the lock.
+ * Who holds @pdev open: an opaque cookie (the KVM it was opened for, else
+ * iommufd context or container), NULL if nobody.  @pdev must be bound to a
+ * vfio-pci driver, checked under kvmai_lock: its unbind then waits for
+ * kvmai_lock in the bus notifier, so the vfio_pci_core_device, which every
+ * such driver keeps as its drvdata, stays valid while the caller holds the
+ * lock.
  */
 const void *kvmai_vfio_user(struct pci_dev *pdev)
 {
