@@ -15,6 +15,7 @@
 #   make kernel   build the patched test kernel (cached; long when cold)
 #   make check-kernel   the selftests in the emulated host on that kernel
 #   make check-nested   the nested-guest selftests (not yet in make check)
+#   make check-libvirt  the libvirt selftests alone, on both kernels
 #   make deb      Debian packages kvmai-dkms and kvmaictl in build/deb, linted
 #   make deb-check      those, installed and DKMS-built in a clean chroot
 
@@ -88,6 +89,11 @@ check-nested: vm-payload
 	-@$(MAKE) --no-print-directory kernel vm-payload-kernel
 	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages nested,nested-kernel $(if $(V),-v)
 
+# libvirtd in the emulated host running kvm-ai's hook (part of make check).
+check-libvirt: vm-payload
+	-@$(MAKE) --no-print-directory kernel vm-payload-kernel
+	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages libvirt,libvirt-kernel $(if $(V),-v)
+
 demo: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo
 
@@ -124,5 +130,5 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps kmod tools selftests vm-payload demo check bench regen install clean \
-	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested \
+	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested check-libvirt \
 	deb deb-check

@@ -15,6 +15,10 @@ Stages (each timed):
            guests of its own (vmhost.py --nested), on 6.12; on request
            only ('make check-nested'), see NESTED_SELFTESTS
   nested-kernel  the same on the patched kernel
+  libvirt  the libvirt_* kselftests: Debian's libvirtd in an emulated host
+           booted for it (vmhost.py --libvirt, 6.12) starts domains whose
+           kvm-ai metadata kvmaictl's hook applies
+  libvirt-kernel  the same on the patched kernel
   deb      the Debian packages built, lintian-clean, installed in a clean
            bookworm root where DKMS builds kvmai (tools/devenv/deb.sh)
 
@@ -142,7 +146,7 @@ def parse_selftests(tally, stage, text):
         if m and current:
             verdict, case, rest = m.groups()
             name = f"{current}: {case}"
-            if stage.startswith(("vm", "nested")) and KERNEL_SKIP_RE.search(rest):
+            if stage.startswith(("vm", "nested", "libvirt")) and KERNEL_SKIP_RE.search(rest):
                 tally.kernel_skips.setdefault(name, []).append(stage)
             elif "# SKIP" in rest:
                 tally.add(stage, name, "skip")
@@ -231,7 +235,7 @@ def stage_deb(tally, args):
         tally.add("deb", "packages", "fail", (out.strip().splitlines() or ["no output"])[-1])
 
 
-def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False):
+def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False):
     kdir = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "dir"], capture_output=True,
                           text=True).stdout.strip()
     payload = TOP / "build/vm-payload-kernel"
@@ -242,7 +246,7 @@ def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False):
                   "not built: see the 'make kernel' output above" if not kdir else
                   f"no kvmai.ko payload for it at {payload} (make vm-payload-kernel)")
         return
-    stage_vm(tally, args, stage, kdir, payload, nested)
+    stage_vm(tally, args, stage, kdir, payload, nested, libvirt)
 
 
 # The selftests that need guests of the emulated host (nested_*): they run
@@ -261,13 +265,30 @@ def stage_nested_kernel(tally, args):
     stage_vm_kernel(tally, args, "nested-kernel", nested=True)
 
 
+# The selftests that need libvirtd in the emulated host (vmhost.py
+# --libvirt, which boots it as for nested guests: libvirt starts its
+# domains under KVM).
+LIBVIRT_SELFTESTS = "libvirt_test,kernel_health"
+
+
+def stage_libvirt(tally, args):
+    stage_vm(tally, args, "libvirt", libvirt=True)
+
+
+def stage_libvirt_kernel(tally, args):
+    stage_vm_kernel(tally, args, "libvirt-kernel", libvirt=True)
+
+
 def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-payload",
-             nested=False):
+             nested=False, libvirt=False):
     cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(payload),
            "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
     if kernel_dir:
         cmd += ["--kernel-dir", kernel_dir]
-    if nested:
+    if libvirt:
+        cmd += ["--libvirt", "--append",
+                f"kvmai.selftests={args.selftests or LIBVIRT_SELFTESTS}"]
+    elif nested:
         cmd += ["--nested", "--append", f"kvmai.selftests={args.selftests or NESTED_SELFTESTS}"]
     elif args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
@@ -305,7 +326,7 @@ def main():
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
     # nested and nested-kernel run on request (make check-nested): their
     # multi-threaded TCG still stalls the emulated host now and then.
-    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel,deb")
+    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel,libvirt,libvirt-kernel,deb")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -313,6 +334,7 @@ def main():
     stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
               "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
               "nested": stage_nested, "nested-kernel": stage_nested_kernel,
+              "libvirt": stage_libvirt, "libvirt-kernel": stage_libvirt_kernel,
               "deb": stage_deb}
     tally = Tally()
     t_all = time.monotonic()

@@ -328,6 +328,74 @@ def build_nested(kernel, base, cfg):
     return out
 
 
+# Bump when the layout of the libvirt part changes.
+LIBVIRT_FORMAT = 1
+
+
+def build_libvirt(cfg):
+    """What the emulated host needs to run libvirt (vmhost.py --libvirt),
+    cached by content: Debian's libvirtd and its QEMU driver as make deps
+    unpacked them, virsh, their libraries, libvirt's CPU map, the daemon's
+    configuration (libvirt/) and kvm-ai's hook installed where Debian's
+    libvirt looks for it, and QEMU's firmware ([nested]) where QEMU looks
+    when libvirt starts it.  QEMU itself comes from the nested part."""
+    lvd = CACHE / "libvirt-daemon"
+    if not (lvd / ".complete").exists():
+        die(f"no libvirt daemon unpacked at {lvd} (run 'make deps')")
+    libvirtd = lvd / "usr/sbin/libvirtd"
+    driver = lvd / "usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so"
+    virsh = Path(shutil.which("virsh") or die("virsh not found (run 'make deps')"))
+    cpu_map = Path("/usr/share/libvirt/cpu_map")
+    conf = sorted((HERE / "libvirt").glob("*.conf"))
+    hook = TOP / "tools/kvmaictl/libvirt-hook.sh"
+    firmware = []
+    for name in cfg["firmware"]:
+        found = [d / name for d in FIRMWARE_DIRS if (d / name).exists()]
+        firmware.append(found[0] if found else die(f"QEMU firmware {name} not found"))
+    inputs = [libvirtd, driver, virsh, hook, *conf, *firmware]
+    key = hashlib.sha256(repr((LIBVIRT_FORMAT, (lvd / ".version").read_text(),
+                               [(str(f), f.stat().st_mtime, f.read_bytes() if f in conf else b"")
+                                for f in inputs])).encode()).hexdigest()[:16]
+    out = CACHE / "vm" / f"libvirt-{key}.cpio.gz"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        copy_into(root, libvirtd, "usr/sbin/libvirtd")
+        copy_into(root, driver, str(driver.relative_to(lvd)))
+        copy_into(root, virsh, "usr/bin/virsh")
+        missing = subprocess.run(["ldd", str(libvirtd), str(driver)], capture_output=True,
+                                 text=True).stdout
+        if "not found" in missing:
+            die("libraries of libvirtd missing on this machine (run 'make deps'):\n" + missing)
+        for lib in elf_deps([libvirtd, driver, virsh]):
+            copy_into(root, lib)
+        shutil.copytree(cpu_map, root / str(cpu_map).lstrip("/"))
+        for f in conf:
+            copy_into(root, f, f"etc/libvirt/{f.name}")
+        copy_into(root, hook, "etc/libvirt/hooks/qemu.d/kvmai")
+        # The hook runs kvmaictl from libvirt's PATH.
+        (root / "usr/local/bin").mkdir(parents=True)
+        (root / "usr/local/bin/kvmaictl").symlink_to("/kvmai/bin/kvmaictl")
+        # libvirt looks up its built-in QEMU user and group (Debian's) before
+        # it reads qemu.conf's.
+        (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n"
+                                         "libvirt-qemu:x:64055:108::/var/lib/libvirt:/bin/false\n")
+        (root / "etc/group").write_text("root:x:0:\nkvm:x:108:\nlibvirt-qemu:x:64055:\n")
+        (root / "etc/nsswitch.conf").write_text("passwd: files\ngroup: files\n")
+        for f in firmware:
+            copy_into(root, f, f"usr/share/qemu/{f.name}")
+        for d in ("var/lib/libvirt/qemu", "var/cache/libvirt/qemu", "var/log/libvirt/qemu"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        # virsh finds libvirtd's socket below /var/run.
+        (root / "var/run").symlink_to("/run")
+        tmp_out = out.with_suffix(".tmp")
+        cpio_gz(root, tmp_out)
+        tmp_out.rename(out)
+    return out
+
+
 def build_payload(payload_dir, devmap, out):
     """Per-run part: /init, the project's files and the libraries they need."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -351,6 +419,8 @@ def build_payload(payload_dir, devmap, out):
 
 def boot(args):
     topo = Topology(args.topology)
+    # libvirt starts its domains under KVM: a host that can run guests.
+    args.nested = args.nested or args.libvirt
     if args.nested:
         topo.nested_machine()
     kernel = Kernel(args.kernel_dir)
@@ -379,6 +449,8 @@ def boot(args):
                         for k in ("memory_mib", "cpus", "numa_nodes", "timeout_s")))
             cpio_gz(Path(tmp), l2)
         parts += [build_nested(kernel, base, topo.cfg["nested"]), l2]
+    if args.libvirt:
+        parts.append(build_libvirt(topo.cfg["nested"]))
     initrd = work / "initrd.img"
     with open(initrd, "wb") as f:
         for part in parts:
@@ -486,6 +558,8 @@ def main():
                     help="TCG threading (default: the topology's tcg_thread)")
     ap.add_argument("--nested", action="store_true",
                     help="let the emulated host run guests of its own (guest/l2-run)")
+    ap.add_argument("--libvirt", action="store_true",
+                    help="add libvirtd, virsh and kvm-ai's hook (implies --nested)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--print-qemu-args", action="store_true",
                     help="print the machine's QEMU arguments and the device map, then exit")

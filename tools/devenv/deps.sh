@@ -114,6 +114,25 @@ case "$lver" in
 	;;
 esac
 
+# The libvirt daemon the emulated host runs (libvirtd and its QEMU
+# driver, the same version as libvirt0 above): *unpacked* into
+# $CACHE/libvirt-daemon, never installed, so that no daemon runs here.
+# Their libraries are libvirt0's, installed above.  vmhost.py --libvirt
+# copies them into the emulated host.
+LVD=$CACHE/libvirt-daemon
+lver=$(dpkg-query -W -f='${Version}' libvirt0)
+if [ ! -f "$LVD/.complete" ] || [ "$(cat "$LVD/.version")" != "$lver" ]; then
+	log "unpacking libvirtd $lver into $LVD"
+	rm -rf "$LVD" "$CACHE/debs-libvirt"
+	mkdir -p "$LVD" "$CACHE/debs-libvirt"
+	(cd "$CACHE/debs-libvirt" && apt-get -o APT::Sandbox::User=root download -qq \
+		"libvirt-daemon=$lver" "libvirt-daemon-driver-qemu=$lver")
+	for d in "$CACHE"/debs-libvirt/*.deb; do dpkg-deb -x "$d" "$LVD"; done
+	rm -rf "$CACHE/debs-libvirt"
+	echo "$lver" >"$LVD/.version"
+	touch "$LVD/.complete"
+fi
+
 # Linux 6.12: newest version for which image, headers and kbuild all exist.
 K612=$CACHE/linux-6.12
 if [ ! -f "$K612/.complete" ]; then

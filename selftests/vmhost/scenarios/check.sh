@@ -23,7 +23,11 @@ for t in /kvmai/selftests/*; do
 	fi
 	# Guests of the emulated host exist only in a host booted for them
 	# (vmhost.py --nested), which check.py does in stages of their own.
-	case $name in nested_*) [ -d /usr/share/kvmai-l2 ] || continue ;; esac
+	# libvirt_* likewise need libvirtd (vmhost.py --libvirt).
+	case $name in
+	nested_*) [ -d /usr/share/kvmai-l2 ] || continue ;;
+	libvirt_*) [ -x /usr/sbin/libvirtd ] || continue ;;
+	esac
 	echo "# kvmai-selftest: $name"
 	"$t"
 	r=$?
