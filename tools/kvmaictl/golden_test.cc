@@ -17,7 +17,7 @@ using testing::testdata;
 
 const std::vector<std::string> kFixtures{"hgx",        "flat",     "multifunction", "noacs",
                                          "iommu-off",  "emulated", "emulated-dt",   "unprivileged",
-                                         "pmu-server", "no-pmu",   "rdma-vf"};
+                                         "pmu-server", "no-pmu",   "rdma-vf",       "vgpu"};
 
 struct Case {
   std::string fixture;
@@ -57,10 +57,8 @@ TEST_P(Golden, MatchesFile) {
   if (c.json) {
     args.emplace_back("-p");
   }
-  args.insert(args.end(), {c.object, "--sysfs-root", testdata(c.fixture + "/sys")});
-  if (c.object == "check") {
-    args.insert(args.end(), {"--procfs-root", testdata(c.fixture + "/proc")});
-  }
+  args.insert(args.end(), {c.object, "--sysfs-root", testdata(c.fixture + "/sys"), "--procfs-root",
+                           testdata(c.fixture + "/proc")});
   const auto r = run_cli(args);
   ASSERT_TRUE(r.rc == kExitOk || (c.object == "check" && r.rc == kExitFailed)) << r.err;
   if (c.json) {

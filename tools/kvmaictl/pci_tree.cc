@@ -8,9 +8,38 @@
 #include <stdexcept>
 
 namespace kvmaictl {
+
+std::vector<VgpuType> parse_vgpu_types(const std::string& text) {
+  std::vector<VgpuType> types;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) {
+      continue;
+    }
+    std::string id = line.substr(0, colon);
+    std::string name = line.substr(colon + 1);
+    const auto trim = [](std::string& s) {
+      s.erase(0, s.find_first_not_of(" \t"));
+      s.erase(s.find_last_not_of(" \t\r") + 1);
+    };
+    trim(id);
+    trim(name);
+    int value = 0;
+    const auto [end, error] = std::from_chars(id.data(), id.data() + id.size(), value);
+    // Not a number: the header some drivers print ("ID : vGPU Name").
+    if (id.empty() || error != std::errc() || end != id.data() + id.size()) {
+      continue;
+    }
+    types.push_back({.id = value, .name = name});
+  }
+  return types;
+}
+
 namespace {
 
 constexpr std::uint16_t kQemuVendor = 0x1b36;
+constexpr std::uint16_t kNvidiaVendor = 0x10de;
 constexpr std::uint16_t kQemuPxbPcie = 0x000b;
 
 // Whether `s` is 1 to `most` hex digits; stores their value.
@@ -87,8 +116,44 @@ PciDevice read_device(const TreeReader& sys, const std::string& bdf) {
                             .available_instances = opt_int(sys, t + "/available_instances"),
                             .device_api = read_line(sys, t + "/device_api").value_or("")});
   }
+  if (d.is_virtfn) {
+    if (const auto types = sys.read(rel + "/nvidia/creatable_vgpu_types")) {
+      d.vgpu_types = parse_vgpu_types(*types);
+    }
+    d.vgpu_type = opt_int(sys, rel + "/nvidia/current_vgpu_type");
+  }
   d.boot_vga = read_line(sys, rel + "/boot_vga").value_or("0") == "1";
   return d;
+}
+
+// The number after `prefix` in a directory entry ("gi3" -> 3), or nullopt.
+std::optional<int> numbered(const std::string& entry, std::string_view prefix) {
+  if (!entry.starts_with(prefix) || entry.size() == prefix.size()) {
+    return std::nullopt;
+  }
+  int n = 0;
+  const char* first = entry.data() + prefix.size();
+  const char* last = entry.data() + entry.size();
+  const auto [end, error] = std::from_chars(first, last, n);
+  if (error != std::errc() || end != last) {
+    return std::nullopt;
+  }
+  return n;
+}
+
+// "Device Minor: 3" from /proc/driver/nvidia/gpus/BDF/information.
+std::optional<int> nvidia_minor(const std::string& information) {
+  std::istringstream in(information);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("Device Minor:")) {
+      try {
+        return std::stoi(line.substr(line.find(':') + 1));
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 Role role_from_config(const PciDevice& d) {
@@ -168,7 +233,7 @@ std::optional<std::string> parse_bdf(std::string_view s) {
 
 bool PciDevice::is_gpu() const {
   constexpr unsigned kDisplayClass = 0x03;
-  return (class_and_subclass() >> 8U) == kDisplayClass && !boot_vga;
+  return (class_and_subclass() >> 8U) == kDisplayClass && !boot_vga && !is_virtfn;
 }
 
 bool PciDevice::is_nic() const {
@@ -186,6 +251,39 @@ const PciDevice* PciTree::find(std::string_view bdf) const {
 const PciRoot* PciTree::root(const std::string& name) const {
   const auto it = roots_.find(name);
   return it == roots_.end() ? nullptr : &it->second;
+}
+
+void PciTree::read_procfs(const TreeReader& proc) {
+  for (auto& d : devices_) {
+    if (d.vendor != kNvidiaVendor || d.driver != "nvidia" || d.is_virtfn) {
+      continue;
+    }
+    const auto info = proc.read("driver/nvidia/gpus/" + d.bdf + "/information");
+    const auto minor = info ? nvidia_minor(*info) : std::nullopt;
+    if (!minor) {
+      continue;
+    }
+    const std::string mig = "driver/nvidia/capabilities/gpu" + std::to_string(*minor) + "/mig";
+    for (const auto& gi : proc.list(mig)) {
+      const auto g = numbered(gi, "gi");
+      if (!g) {
+        continue;
+      }
+      MigInstance inst{.gpu_instance = *g, .compute_instances = {}};
+      std::string dir = mig + "/";
+      dir += gi;
+      for (const auto& ci : proc.list(dir)) {
+        if (const auto c = numbered(ci, "ci")) {
+          inst.compute_instances.push_back(*c);
+        }
+      }
+      std::sort(inst.compute_instances.begin(), inst.compute_instances.end());
+      d.mig.push_back(std::move(inst));
+    }
+    std::sort(d.mig.begin(), d.mig.end(), [](const MigInstance& a, const MigInstance& b) {
+      return a.gpu_instance < b.gpu_instance;
+    });
+  }
 }
 
 PciTree PciTree::read(const TreeReader& sys) {

@@ -43,6 +43,22 @@ struct MdevType {
   std::string device_api;  // "vfio-pci"
 };
 
+// A vGPU type an SR-IOV VF of an NVIDIA GPU can take (vGPU 17 and later,
+// on Ada, Hopper and newer GPUs: no mdev, but nvidia/creatable_vgpu_types
+// and nvidia/current_vgpu_type below each VF).
+struct VgpuType {
+  int id = 0;        // 1414
+  std::string name;  // "NVIDIA H200X-1-18C"
+};
+
+// A MIG GPU instance and its compute instances, as the NVIDIA driver lists
+// them in /proc/driver/nvidia/capabilities/gpuN/mig (their profiles are
+// only known to NVML).
+struct MigInstance {
+  int gpu_instance = 0;
+  std::vector<int> compute_instances;
+};
+
 struct PciDevice {
   std::string bdf;                   // "0000:18:00.0"
   std::string root;                  // "pci0000:15"
@@ -66,6 +82,12 @@ struct PciDevice {
   std::string physfn;           // a VF's PF ("0000:3f:00.0"), else ""
   std::optional<int> vf_index;  // a VF's number at its PF (virtfnN)
   std::vector<MdevType> mdev_types;
+  // A VF's vGPU types: what it can become, and what it is (0: no vGPU
+  // yet; nullopt: the VF has no nvidia/ directory).
+  std::vector<VgpuType> vgpu_types;
+  std::optional<int> vgpu_type;
+  // MIG instances of a GPU bound to the nvidia driver (from procfs).
+  std::vector<MigInstance> mig;
   bool boot_vga = false;
   Role role = Role::endpoint;
 
@@ -74,7 +96,7 @@ struct PciDevice {
   // GPUs: every display controller (class 0x03xx: 3D 0x0302, VGA 0x0300,
   // and "other" 0x0380 as the emulated host's virtio-gpu-pci stand-ins
   // are), except the boot VGA device (a BMC's display, or the emulated
-  // host's console).
+  // host's console) and SR-IOV VFs (vGPUs), which topo lists as VFs.
   bool is_gpu() const;
   // NICs: Ethernet (0x0200) and InfiniBand (0x0207) physical functions.
   bool is_nic() const;
@@ -85,9 +107,15 @@ struct PciDevice {
   }
 };
 
+// `nvidia/creatable_vgpu_types`: "ID : NAME" lines (a header line, if
+// any, is skipped).
+std::vector<VgpuType> parse_vgpu_types(const std::string& text);
+
 class PciTree {
  public:
   static PciTree read(const TreeReader& sys);
+  // Adds what only procfs tells: MIG instances of NVIDIA GPUs.
+  void read_procfs(const TreeReader& proc);
 
   // Sorted by BDF.
   const std::vector<PciDevice>& devices() const { return devices_; }

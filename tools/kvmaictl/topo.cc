@@ -66,6 +66,18 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
     out.close_object();
   }
   out.close_array();
+  out.open_array("mig");
+  for (const auto& m : d.mig) {
+    out.open_object();
+    out.print_int("gpu_instance", m.gpu_instance, {}, Show::json_only);
+    out.open_array("compute_instances");
+    for (const int ci : m.compute_instances) {
+      out.print_int("", ci, {}, Show::json_only);
+    }
+    out.close_array();
+    out.close_object();
+  }
+  out.close_array();
   out.open_array("upstream");
   for (const auto& bdf : d.parents) {
     const PciDevice* p = topo.tree().find(bdf);
@@ -93,9 +105,44 @@ void print_vf(Printer& out, const Topology& topo, const PciDevice& vf) {
   out.text(to_hex(vf.vendor, 4).substr(2) + ":" + to_hex(vf.device, 4).substr(2) + "  ");
   out.print_opt_int("numa_node", opt64(vf.numa_node), {"", 6});
   out.print_opt_int("iommu_group", opt64(vf.iommu_group), {"", 7});
-  out.print_opt_string("driver", nonempty(vf.driver), {});
+  out.print_opt_string("driver", nonempty(vf.driver), {"", 12});
+  // NVIDIA vGPU on SR-IOV: the type the VF has (0: none yet), and the
+  // ones it can take.
+  std::optional<std::string> vgpu;
+  if (vf.vgpu_type) {
+    vgpu = std::to_string(*vf.vgpu_type);
+    for (const auto& t : vf.vgpu_types) {
+      if (t.id == *vf.vgpu_type) {
+        *vgpu += " (" + t.name + ")";
+      }
+    }
+  }
+  out.print_opt_int("vgpu_type", opt64(vf.vgpu_type), {}, "-", Show::json_only);
+  out.print_opt_string("vgpu", vgpu, {}, "-", Show::text_only);
+  out.open_array("vgpu_types");
+  for (const auto& t : vf.vgpu_types) {
+    out.open_object();
+    out.print_int("id", t.id, {}, Show::json_only);
+    out.print_string("name", t.name, {}, Show::json_only);
+    out.close_object();
+  }
+  out.close_array();
   out.close_object();
   out.newline();
+}
+
+void print_mig(Printer& out, const Topology& topo, const PciDevice& d) {
+  for (const auto& m : d.mig) {
+    std::string cis;
+    for (const int ci : m.compute_instances) {
+      cis += (cis.empty() ? "" : ",") + std::to_string(ci);
+    }
+    out.print_string("gpu", topo.name_of(d), {"", 8}, Show::text_only);
+    out.print_string("bdf", d.bdf, {"", 14}, Show::text_only);
+    out.print_int("gpu_instance", m.gpu_instance, {"", 4}, Show::text_only);
+    out.print_string("compute_instances", cis.empty() ? "-" : cis, {}, Show::text_only);
+    out.newline();
+  }
 }
 
 void print_mdev_types(Printer& out, const PciDevice& d) {
@@ -168,10 +215,17 @@ bool wanted(const Named& n, const std::string& filter) {
 
 void show(const Args& args, Context& ctx) {
   TreeRoots roots;
-  const std::string filter = parse_tree_args(args, roots, false);
+  const std::string filter = parse_tree_args(args, roots, true);
 
   const auto sys = open_sysfs(roots);
-  const Topology topo(PciTree::read(*sys));
+  PciTree tree = PciTree::read(*sys);
+  // MIG instances are in procfs; a recorded sysfs tree is not paired with
+  // the live procfs unless asked (--procfs-root).
+  const TreeRoots live;
+  if (roots.sysfs == live.sysfs || roots.procfs != live.procfs) {
+    tree.read_procfs(FsReader(roots.procfs));
+  }
+  const Topology topo(std::move(tree));
   const bool verbose = ctx.opts.verbose;
   Printer& out = ctx.out;
 
@@ -206,8 +260,20 @@ void show(const Args& args, Context& ctx) {
     }
   }
 
+  // Only in text: JSON carries them in each GPU's mig.
+  if (!out.json() && std::any_of(topo.gpus().begin(), topo.gpus().end(),
+                                 [](const Named& n) { return !n.dev->mig.empty(); })) {
+    out.text("\nMIG GPU  BDF           GI  CI\n");
+    for (const auto& n : topo.gpus()) {
+      if (wanted(n, filter)) {
+        print_mig(out, topo, *n.dev);
+      }
+    }
+  }
+
   if (filter.empty()) {
-    out.text("\nVF            PF            PF-NAME  INDEX  VID:DID    NUMA  GROUP  DRIVER\n");
+    out.text(
+        "\nVF            PF            PF-NAME  INDEX  VID:DID    NUMA  GROUP  DRIVER      VGPU\n");
     out.open_array("vfs");
     for (const auto& d : topo.tree().devices()) {
       if (d.is_virtfn) {
@@ -238,7 +304,7 @@ const ObjectRegistrar kRegistrar({
     .name = "topo",
     .summary = "GPU/NIC PCIe topology and P2P paths (reads sysfs)",
     .commands = {{.name = "show",
-                  .usage = "[ DEV ] [ --sysfs-root DIR ]",
+                  .usage = "[ DEV ] [ --sysfs-root DIR ] [ --procfs-root DIR ]",
                   .summary = "devices, switches and GPU/NIC pairs; DEV is gpuN, nicN or a BDF",
                   .run = show}},
     .default_command = "show",

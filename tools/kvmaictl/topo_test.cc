@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pci_tree.h"
 #include "test_util.h"
 
 namespace kvmaictl {
@@ -33,11 +34,11 @@ nlohmann::ordered_json topo_json(const std::string& fixture, Args extra = {}) {
 TEST(TopoJson, SchemaIsStable) {
   const auto j = topo_json("hgx");
   EXPECT_EQ(keys(j), (std::vector<std::string>{"devices", "vfs", "switches", "pairs"}));
-  EXPECT_EQ(
-      keys(j["devices"][0]),
-      (std::vector<std::string>{"name", "kind", "bdf", "class", "vendor", "device", "numa_node",
-                                "iommu_group", "iommu_group_type", "driver", "ats", "switch",
-                                "sriov_totalvfs", "sriov_numvfs", "mdev_types", "upstream"}));
+  EXPECT_EQ(keys(j["devices"][0]),
+            (std::vector<std::string>{"name", "kind", "bdf", "class", "vendor", "device",
+                                      "numa_node", "iommu_group", "iommu_group_type", "driver",
+                                      "ats", "switch", "sriov_totalvfs", "sriov_numvfs",
+                                      "mdev_types", "mig", "upstream"}));
   EXPECT_EQ(keys(j["devices"][0]["upstream"][0]), (std::vector<std::string>{"bdf", "role"}));
   EXPECT_EQ(keys(j["switches"][0]), (std::vector<std::string>{"name", "kind", "upstream_port",
                                                               "root", "downstream_ports"}));
@@ -83,6 +84,71 @@ TEST(TopoJson, ListsMdevTypes) {
   EXPECT_EQ(gpu1["mdev_types"][0]["available_instances"], 4);
   EXPECT_EQ(gpu1["mdev_types"][0]["device_api"], "vfio-pci");
   EXPECT_TRUE(j["devices"][0]["mdev_types"].empty());
+}
+
+// NVIDIA vGPU on SR-IOV: each VF's type and the types it can take, from
+// the files the driver puts below it; VFs of a GPU are not GPUs of their
+// own.
+TEST(TopoJson, ListsVgpuTypesOfGpuVfs) {
+  const std::string root = testdata("vgpu");
+  const auto j = topo_json("vgpu", {"--procfs-root", root + "/proc"});
+  ASSERT_EQ(j["devices"].size(), 3U);
+  EXPECT_EQ(j["devices"][0]["name"], "gpu0");
+  EXPECT_EQ(j["devices"][1]["name"], "gpu1");
+  EXPECT_EQ(j["devices"][2]["name"], "nic0");
+  ASSERT_EQ(j["vfs"].size(), 4U);
+  EXPECT_EQ(j["vfs"][0]["pf_name"], "gpu0");
+  EXPECT_EQ(j["vfs"][0]["vgpu_type"], 1414);
+  ASSERT_EQ(j["vfs"][0]["vgpu_types"].size(), 3U);
+  EXPECT_EQ(j["vfs"][0]["vgpu_types"][0]["id"], 1414);
+  EXPECT_EQ(j["vfs"][0]["vgpu_types"][0]["name"], "NVIDIA H100-1-10C");
+  EXPECT_EQ(j["vfs"][0]["vgpu_types"][2]["id"], 1428);
+  // VF 1: no vGPU yet; its list starts with a header line, not a type.
+  EXPECT_EQ(j["vfs"][1]["vgpu_type"], 0);
+  EXPECT_EQ(j["vfs"][1]["vgpu_types"], j["vfs"][0]["vgpu_types"]);
+  // VFs 2 and 3 have no nvidia/ directory.
+  EXPECT_TRUE(j["vfs"][2]["vgpu_type"].is_null());
+  EXPECT_TRUE(j["vfs"][2]["vgpu_types"].empty());
+}
+
+// MIG: GPU and compute instances as the driver lists them in procfs, found
+// through the GPU's device minor, in number order.
+TEST(TopoJson, ListsMigInstancesFromProcfs) {
+  const std::string root = testdata("vgpu");
+  const auto j = topo_json("vgpu", {"--procfs-root", root + "/proc"});
+  EXPECT_TRUE(j["devices"][0]["mig"].empty());  // minor 0: no GPU instance
+  const auto& mig = j["devices"][1]["mig"];
+  ASSERT_EQ(mig.size(), 2U);
+  EXPECT_EQ(mig[0]["gpu_instance"], 1);
+  EXPECT_EQ(mig[0]["compute_instances"], nlohmann::ordered_json::array({0}));
+  EXPECT_EQ(mig[1]["gpu_instance"], 2);
+  EXPECT_EQ(mig[1]["compute_instances"], nlohmann::ordered_json::array({0, 1}));
+
+  const auto r = run_cli({"topo", "--sysfs-root", root + "/sys", "--procfs-root", root + "/proc"});
+  EXPECT_THAT(r.out, HasSubstr("MIG GPU  BDF           GI  CI\n"
+                               "gpu1    0000:18:00.0  1   0\n"
+                               "gpu1    0000:18:00.0  2   0,1\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("0000:17:00.1  0000:17:00.0  gpu0     0      10de:2330  0     14     "
+                        "nvidia      1414 (NVIDIA H100-1-10C)\n"));
+}
+
+// A recorded sysfs tree alone is not mixed with this machine's procfs.
+TEST(TopoJson, RecordedSysfsAloneReadsNoProcfs) {
+  const auto j = topo_json("vgpu");
+  EXPECT_TRUE(j["devices"][1]["mig"].empty());
+}
+
+TEST(VgpuTypes, ParsesIdColonNameLines) {
+  const auto t = parse_vgpu_types(
+      "ID    : vGPU Name\n 557 : NVIDIA L4-1Q \r\n\nnot a line\n"
+      "x12 : bad id\n558:NVIDIA L4-2Q\n");
+  ASSERT_EQ(t.size(), 2U);
+  EXPECT_EQ(t[0].id, 557);
+  EXPECT_EQ(t[0].name, "NVIDIA L4-1Q");
+  EXPECT_EQ(t[1].id, 558);
+  EXPECT_EQ(t[1].name, "NVIDIA L4-2Q");
+  EXPECT_TRUE(parse_vgpu_types("").empty());
 }
 
 TEST(TopoJson, EmulatedGpu0Nic0IsPixThroughExpanderAndRedirected) {

@@ -140,6 +140,9 @@ class Host:
         # (name, cap, ecap) of each VT-d unit in sys/class/iommu.
         self.iommu_units = [("dmar0", *VTD_SERVER)] if iommu else []
         self.mem_kb = 2 * 1024 * 1024 * 1024
+        # Dev -> (device minor, {gpu instance: [compute instances]}): the
+        # NVIDIA driver's procfs entries for a GPU (MIG when not empty).
+        self.nvidia_gpus = {}
 
     def root(self, bus, numa=-1, domain=0):
         r = Root(self, domain, bus, numa)
@@ -297,6 +300,12 @@ def emit(host, out):
             write(os.path.join(t, "name"), name + "\n")
             write(os.path.join(t, "available_instances"), "%d\n" % avail)
             write(os.path.join(t, "device_api"), api + "\n")
+        if kw.get("vgpu"):
+            current, types, header = kw["vgpu"]
+            write(os.path.join(p, "nvidia/current_vgpu_type"), "%d\n" % current)
+            write(os.path.join(p, "nvidia/creatable_vgpu_types"),
+                  ("ID    : vGPU Name\n" if header else "")
+                  + "".join("%d : %s\n" % t for t in types))
         if d.cls >> 8 == 0x0300:
             write(os.path.join(p, "boot_vga"), "1\n" if kw.get("boot_vga") else "0\n")
         if kw.get("driver"):
@@ -344,6 +353,17 @@ def emit(host, out):
           "MemTotal:       %d kB\nHugePages_Total: %d\nHugepagesize:    2048 kB\n"
           % (host.mem_kb, huge_2m))
     write(os.path.join(procd, "sys/kernel/nmi_watchdog"), host.nmi_watchdog + "\n")
+    for d, (minor, mig) in host.nvidia_gpus.items():
+        write(os.path.join(procd, "driver/nvidia/gpus", d.bdf, "information"),
+              "Model: \t\t NVIDIA GPU\nIRQ:   \t\t 0\nBus Location: \t %s\n"
+              "Device Minor: \t %d\n" % (d.bdf, minor))
+        caps = os.path.join(procd, "driver/nvidia/capabilities/gpu%d" % minor)
+        write(os.path.join(caps, "mig/config"), "DeviceFileMinor: 1\n")
+        for gi, cis in mig.items():
+            write(os.path.join(caps, "mig/gi%d/access" % gi), "DeviceFileMinor: %d\n" % (10 + gi))
+            for ci in cis:
+                write(os.path.join(caps, "mig/gi%d/ci%d/access" % (gi, ci)),
+                      "DeviceFileMinor: %d\n" % (100 + 10 * gi + ci))
 
 
 # --- Hosts -----------------------------------------------------------------
@@ -693,10 +713,41 @@ def rdma_vf():
     return h
 
 
+def vgpu():
+    """NVIDIA partitions as the driver shows them without its tools, on one
+    socket. An H100 (minor 0) with vGPU on SR-IOV: 4 VFs bound to nvidia,
+    VF 0 made a 1414 vGPU, VF 1 none yet (its creatable list has a header
+    line, as some drivers print), VFs 2 and 3 without the nvidia
+    directory. An A100 (minor 1) in MIG mode: GPU instance 1 with compute
+    instance 0, GPU instance 2 with compute instances 0 and 1. A ConnectX
+    NIC beside them."""
+    h = Host("vgpu")
+    r0 = h.root(0x00, numa=0)
+    chipset(r0)
+    r16 = h.root(0x16, numa=0)
+    types = [(1414, "NVIDIA H100-1-10C"), (1415, "NVIDIA H100-2-20C"), (1428, "NVIDIA H100-80C")]
+    ports = []
+    for i, sec in enumerate((0x17, 0x18, 0x19)):
+        ports.append(r16.add(0x01 + i, 0, INTEL, 0x352A, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=sec,
+                             acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport",
+                             max_speed="32.0"))
+    vendor, device, cls, kw = gpu(sriov=(16, 4), multifunction=True)
+    pf = ports[0].add(0x00, 0, vendor, device, cls, **kw)
+    for i, vgpu in enumerate(((1414, types, False), (0, types, True), None, None)):
+        ports[0].add(0x00, 1 + i, NVIDIA, 0x2330, GPU_3D, physfn=pf, vf_index=i, driver="nvidia",
+                     max_speed="32.0", vgpu=vgpu)
+    vendor, device, cls, kw = gpu()
+    a100 = ports[1].add(0x00, 0, vendor, 0x20B5, cls, **kw)
+    vendor, device, cls, kw = cx7()
+    ports[2].add(0x00, 0, vendor, device, cls, **kw)
+    h.nvidia_gpus = {pf: (0, {}), a100: (1, {1: [0], 2: [1, 0]})}
+    return h
+
+
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
          lambda: emulated(True), unprivileged, pmu_server, no_pmu,
          lambda: emulated(True, "emulated-vm", "vfio-pci"), lambda: hgx("hgx-vm", vfio=True),
-         rdma_vf]
+         rdma_vf, vgpu]
 
 
 def main():
