@@ -30,20 +30,6 @@
 static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu4", "nic3" };
 #define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
 
-static const char *bdf(const char *name)
-{
-	const struct kvmai_dev *d = kvmai_dev(name);
-
-	return d ? d->bdf : "none";
-}
-
-static const char *port(const char *name)
-{
-	const struct kvmai_dev *d = kvmai_dev(name);
-
-	return d ? d->port : "none";
-}
-
 static double uptime(void)
 {
 	double up = 0;
@@ -160,8 +146,8 @@ FIXTURE_SETUP(libvirt)
 	self->sk = kvmai_genl_open(&self->family);
 	ASSERT_NE(NULL, self->sk);
 	for (size_t i = 0; i < NVM; i++) {
-		ASSERT_EQ(0, pci_driver(bdf(vm_devs[i]), self->saved_drv[i], 64));
-		ASSERT_EQ(0, pci_bind(bdf(vm_devs[i]), "vfio-pci"))
+		ASSERT_EQ(0, pci_driver(kt_bdf(vm_devs[i]), self->saved_drv[i], 64));
+		ASSERT_EQ(0, pci_bind(kt_bdf(vm_devs[i]), "vfio-pci"))
 			TH_LOG("cannot bind %s to vfio-pci", vm_devs[i]);
 	}
 	ASSERT_EQ(0, hugepages_up());
@@ -199,7 +185,7 @@ FIXTURE_TEARDOWN(libvirt)
 	kvmai_mock_unload();
 	kvmai_module_unload();
 	for (size_t i = 0; i < NVM; i++)
-		pci_bind(bdf(vm_devs[i]), self->saved_drv[i]);
+		pci_bind(kt_bdf(vm_devs[i]), self->saved_drv[i]);
 }
 
 /*
@@ -285,10 +271,12 @@ static void expect_running(struct __test_metadata *_metadata, FIXTURE_DATA(libvi
 	snap_take(&during);
 	EXPECT_EQ(2, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
 	for (int i = 0; i < 2; i++) {
-		EXPECT_EQ(snap_get(&self->before, port(m[i])) | PCI_ACS_DT, acs_now(port(m[i])))
-			TH_LOG("port %s of %s", port(m[i]), m[i]);
-		EXPECT_EQ(1, lspci_dt(port(m[i])))
-			TH_LOG("lspci: no DirectTrans+ on %s", port(m[i]));
+		uint16_t was = snap_get(&self->before, kt_port(m[i]));
+
+		EXPECT_EQ(was | PCI_ACS_DT, acs_now(kt_port(m[i])))
+			TH_LOG("port %s of %s", kt_port(m[i]), m[i]);
+		EXPECT_EQ(1, lspci_dt(kt_port(m[i])))
+			TH_LOG("lspci: no DirectTrans+ on %s", kt_port(m[i]));
 	}
 	ASSERT_EQ(0, get_pmu(self, "vm1", &p)) TH_LOG("no PMU record of vm1: %s", self->ext);
 	EXPECT_EQ((uint32_t)pid, p.pid);
@@ -305,8 +293,8 @@ static void expect_gone(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt)
 
 	snap_take(&after);
 	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
-	EXPECT_EQ(0, lspci_dt(port("gpu0")));
-	EXPECT_EQ(0, lspci_dt(port("nic0")));
+	EXPECT_EQ(0, lspci_dt(kt_port("gpu0")));
+	EXPECT_EQ(0, lspci_dt(kt_port("nic0")));
 	EXPECT_EQ(-ENOENT, get_group(self, "vm1-p2p", &g));
 	EXPECT_EQ(-ENOENT, get_pmu(self, "vm1", NULL)) TH_LOG("vm1 still owns PMU resources");
 }
@@ -449,7 +437,7 @@ TEST_F_TIMEOUT(libvirt, group_below_shared_port_fails_start, 300)
 	unsigned int bus, slot, fn;
 
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(3, sscanf(bdf(m[i]), "0000:%x:%x.%x", &bus, &slot, &fn));
+		ASSERT_EQ(3, sscanf(kt_bdf(m[i]), "0000:%x:%x.%x", &bus, &slot, &fn));
 		snprintf(host[i], sizeof(host[i]),
 			 "bus='%#04x' slot='%#04x' function='%#x'", bus, slot, fn);
 	}
@@ -467,7 +455,7 @@ TEST_F_TIMEOUT(libvirt, group_below_shared_port_fails_start, 300)
 		 "</devices></domain>", host[0], host[1]);
 	ASSERT_EQ(0, define_xml(self, "vm2", xml)) TH_LOG("%s", self->out);
 	expect_refused_started(_metadata, self, "vm2", "vm2-p2p");
-	EXPECT_NE(NULL, strstr(self->out, bdf("nic3")));
+	EXPECT_NE(NULL, strstr(self->out, kt_bdf("nic3")));
 }
 
 /*
@@ -482,8 +470,7 @@ TEST_F_TIMEOUT(libvirt, direct_group_beside_host_device_fails_start, 300)
 
 	kvmai_status_get(self->sk, self->family, &st);
 	if (!(st.features & KVMAI_FEATURE_VFIO_NOTIFY))
-		SKIP(return,
-		     "kernel without vfio device notifications (patches/0002): direct mode refused");
+		SKIP(return, "kernel without vfio device notifications (patches/0002)");
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm4", "gpu0 gpu1 nic0 nic1", "vm4-p2p", ""));
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
 			   "metadata vm4 https://kvm-ai.dev/xmlns/libvirt/1 --key kvmai --config "
@@ -491,7 +478,7 @@ TEST_F_TIMEOUT(libvirt, direct_group_beside_host_device_fails_start, 300)
 			   "from=\"hostdevs\"/></vm>'"))
 		TH_LOG("%s", self->out);
 	expect_refused_started(_metadata, self, "vm4", "vm4-p2p");
-	EXPECT_NE(NULL, strstr(self->out, bdf("foreign0")));
+	EXPECT_NE(NULL, strstr(self->out, kt_bdf("foreign0")));
 }
 
 /*
@@ -505,7 +492,7 @@ TEST_F_TIMEOUT(libvirt, foreign_member_refused_before_qemu_starts, 300)
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm3", "gpu0 nic0", "vm3-p2p", ""));
 	snprintf(meta, sizeof(meta),
 		 "'<vm><group name=\"vm3-p2p\"><device address=\"%s\"/>"
-		 "<device address=\"%s\"/></group></vm>'", bdf("gpu0"), bdf("gpu4"));
+		 "<device address=\"%s\"/></group></vm>'", kt_bdf("gpu0"), kt_bdf("gpu4"));
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
 			   "metadata vm3 https://kvm-ai.dev/xmlns/libvirt/1 --key kvmai --config "
 			   "--set %s", meta)) TH_LOG("%s", self->out);
@@ -513,7 +500,7 @@ TEST_F_TIMEOUT(libvirt, foreign_member_refused_before_qemu_starts, 300)
 	EXPECT_NE(0, start(_metadata, self, "vm3"));
 	TH_LOG("virsh said: %s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
-	EXPECT_NE(NULL, strstr(self->out, bdf("gpu4")));
+	EXPECT_NE(NULL, strstr(self->out, kt_bdf("gpu4")));
 	EXPECT_NE(NULL, strstr(self->out, "not a PCI hostdev of domain vm3"));
 	domstate("vm3", state, sizeof(state));
 	EXPECT_STREQ("shut off", state);

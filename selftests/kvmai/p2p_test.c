@@ -29,20 +29,6 @@ static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu2", "
 				       "nic2", "gpu4", "gpu5", "nic3", "foreign1" };
 #define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
 
-static const char *bdf(const char *name)
-{
-	const struct kvmai_dev *d = kvmai_dev(name);
-
-	return d ? d->bdf : "none";
-}
-
-static const char *port(const char *name)
-{
-	const struct kvmai_dev *d = kvmai_dev(name);
-
-	return d ? d->port : "none";
-}
-
 FIXTURE(p2p) {
 	struct nl_sock *sk;
 	int family;
@@ -60,8 +46,8 @@ FIXTURE_SETUP(p2p)
 	self->sk = kvmai_genl_open(&self->family);
 	ASSERT_NE(NULL, self->sk);
 	for (size_t i = 0; i < NVM; i++) {
-		ASSERT_EQ(0, pci_driver(bdf(vm_devs[i]), self->saved_drv[i], 64));
-		ASSERT_EQ(0, pci_bind(bdf(vm_devs[i]), "vfio-pci"))
+		ASSERT_EQ(0, pci_driver(kt_bdf(vm_devs[i]), self->saved_drv[i], 64));
+		ASSERT_EQ(0, pci_bind(kt_bdf(vm_devs[i]), "vfio-pci"))
 			TH_LOG("cannot bind %s to vfio-pci", vm_devs[i]);
 	}
 	snap_take(&self->before);
@@ -81,7 +67,7 @@ FIXTURE_TEARDOWN(p2p)
 	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff)))
 		TH_LOG("ACS not restored:%s", diff);
 	for (size_t i = 0; i < NVM; i++)
-		pci_bind(bdf(vm_devs[i]), "");
+		pci_bind(kt_bdf(vm_devs[i]), "");
 	kvmai_genl_close(self->sk);
 }
 
@@ -102,7 +88,7 @@ static int make_group(FIXTURE_DATA(p2p) *self, const char *name, uint32_t mode,
 	int ret = req(self, KVMAI_CMD_GROUP_NEW, name, NULL, mode, 0);
 
 	for (int i = 0; !ret && i < n; i++)
-		ret = req(self, KVMAI_CMD_DEV_ADD, name, bdf(members[i]), 0, 0);
+		ret = req(self, KVMAI_CMD_DEV_ADD, name, kt_bdf(members[i]), 0, 0);
 	return ret;
 }
 
@@ -140,13 +126,13 @@ TEST_F(p2p, translated_sets_dt_only_between_members)
 	snap_take(&during);
 	EXPECT_EQ(2, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
 	for (int i = 0; i < 2; i++) {
-		uint16_t was = snap_get(&self->before, port(m[i]));
+		uint16_t was = snap_get(&self->before, kt_port(m[i]));
 
-		EXPECT_EQ(was | PCI_ACS_DT, acs_now(port(m[i])))
-			TH_LOG("port %s of %s", port(m[i]), m[i]);
-		EXPECT_EQ(was & 0x1f, acs_now(port(m[i])) & 0x1f) TH_LOG("SV/TB/RR/CR/UF moved");
+		EXPECT_EQ(was | PCI_ACS_DT, acs_now(kt_port(m[i])))
+			TH_LOG("port %s of %s", kt_port(m[i]), m[i]);
+		EXPECT_EQ(was & 0x1f, acs_now(kt_port(m[i])) & 0x1f) TH_LOG("SV/TB/RR/CR/UF moved");
 	}
-	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", port("gpu0"));
+	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", kt_port("gpu0"));
 	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "DirectTrans+")) TH_LOG("%s", out);
 
@@ -189,9 +175,9 @@ TEST_F(p2p, two_translated_groups_share_a_switch)
 
 	/* Disabling one leaves the other's ports alone. */
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_DISABLED));
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, port("gpu1")) | PCI_ACS_DT, acs_now(port("gpu1")));
-	EXPECT_EQ(snap_get(&self->before, port("nic1")) | PCI_ACS_DT, acs_now(port("nic1")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu1")) | PCI_ACS_DT, acs_now(kt_port("gpu1")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic1")) | PCI_ACS_DT, acs_now(kt_port("nic1")));
 }
 
 /*
@@ -218,7 +204,7 @@ static int64_t restore_pending(FIXTURE_DATA(p2p) *self)
 TEST_F(p2p, failed_restore_is_kept_and_retried)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	const char *p = port("gpu0");
+	const char *p = kt_port("gpu0");
 	FILE *f;
 	int i;
 
@@ -242,7 +228,7 @@ TEST_F(p2p, failed_restore_is_kept_and_retried)
 		usleep(100 * 1000);
 	EXPECT_EQ(0, restore_pending(self));
 	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
-	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gg", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
 }
@@ -267,11 +253,11 @@ TEST_F(p2p, translated_refused_with_others_below_a_dt_port)
 	struct acs_snap after;
 	char diff[1024], rp[16];
 
-	root_port_of(bdf("nic3"), rp, sizeof(rp));
+	root_port_of(kt_bdf("nic3"), rp, sizeof(rp));
 	ASSERT_EQ(0, make_group(self, "gt", KVMAI_MODE_TRANSLATED, m, 2));
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gt", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_NE(NULL, strstr(self->ext, rp)) TH_LOG("extack: %s (port %s)", self->ext, rp);
-	EXPECT_TRUE(strstr(self->ext, bdf("nic3")) || strstr(self->ext, bdf("foreign1")))
+	EXPECT_TRUE(strstr(self->ext, kt_bdf("nic3")) || strstr(self->ext, kt_bdf("foreign1")))
 		TH_LOG("extack: %s", self->ext);
 	snap_take(&after);
 	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
@@ -288,7 +274,7 @@ TEST_F(p2p, direct_refused_with_foreign_endpoint_on_switch)
 
 	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 4));
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, bdf("foreign0"))) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, kt_bdf("foreign0"))) TH_LOG("extack: %s", self->ext);
 	snap_take(&after);
 	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 	ASSERT_EQ(0, get_group(self, "gd"));
@@ -306,10 +292,10 @@ TEST_F(p2p, direct_clears_redirect_and_reports_bars)
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
 	for (int i = 0; i < 3; i++) {
-		uint16_t was = snap_get(&self->before, port(m[i]));
+		uint16_t was = snap_get(&self->before, kt_port(m[i]));
 
-		EXPECT_EQ(was & ~(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC), acs_now(port(m[i])));
-		EXPECT_TRUE(acs_now(port(m[i])) & PCI_ACS_SV);
+		EXPECT_EQ(was & ~(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC), acs_now(kt_port(m[i])));
+		EXPECT_TRUE(acs_now(kt_port(m[i])) & PCI_ACS_SV);
 	}
 	ASSERT_EQ(0, get_group(self, "gd"));
 	EXPECT_EQ(3, self->g.npairs);
@@ -351,10 +337,11 @@ TEST_F(p2p, owner_killed_restores)
 
 		if (!sk || kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
 			_exit(1);
-		r = (struct kt_req){ .cmd = KVMAI_CMD_DEV_ADD, .name = "gk", .pci = bdf("gpu0") };
+		r = (struct kt_req){ .cmd = KVMAI_CMD_DEV_ADD, .name = "gk",
+				     .pci = kt_bdf("gpu0") };
 		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
 			_exit(2);
-		r.pci = bdf("nic0");
+		r.pci = kt_bdf("nic0");
 		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
 			_exit(3);
 		r = (struct kt_req){ .cmd = KVMAI_CMD_GROUP_SET, .name = "gk",
@@ -371,13 +358,13 @@ TEST_F(p2p, owner_killed_restores)
 	ASSERT_EQ(0, get_group(self, "gk"));
 	EXPECT_TRUE(self->g.bind_socket);
 	EXPECT_EQ(KVMAI_STATE_ENABLED, self->g.state);
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")) | PCI_ACS_DT, acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")) | PCI_ACS_DT, acs_now(kt_port("gpu0")));
 
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(-ENOENT, get_group(self, "gk"));
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
 }
 
 TEST_F(p2p, member_unbound_disables_and_notifies)
@@ -391,14 +378,14 @@ TEST_F(p2p, member_unbound_disables_and_notifies)
 	ASSERT_NE(NULL, mon);
 	ASSERT_EQ(0, make_group(self, "gu", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
-	ASSERT_EQ(0, pci_bind(bdf("nic0"), ""));
+	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), ""));
 
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
 	ASSERT_EQ(0, get_group(self, "gu"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, bdf("nic0"))) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, kt_bdf("nic0"))) TH_LOG("extack: %s", self->ext);
 
 	/* create, 2 x change (dev-add), change (enable), change (disabled by unbind) */
 	while (kt_receive(mon, &ntf, 500) == 1)
@@ -407,7 +394,7 @@ TEST_F(p2p, member_unbound_disables_and_notifies)
 			got++;
 	EXPECT_GE(got, 1) TH_LOG("no change notification for the unbind");
 	kvmai_genl_close(mon);
-	ASSERT_EQ(0, pci_bind(bdf("nic0"), "vfio-pci"));
+	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), "vfio-pci"));
 }
 
 /*
@@ -426,23 +413,24 @@ TEST_F(p2p, translated_group_closes_when_a_member_loses_ats)
 	bool enabled = false;
 	int ats, got = 0;
 
-	ats = pci_ext_cap(bdf("nic0"), PCI_EXT_CAP_ID_ATS);
+	ats = pci_ext_cap(kt_bdf("nic0"), PCI_EXT_CAP_ID_ATS);
 	ASSERT_GT(ats, 0);
-	ASSERT_EQ(0, pci_cfg_read16(bdf("nic0"), ats + PCI_ATS_CTRL, &ctrl));
+	ASSERT_EQ(0, pci_cfg_read16(kt_bdf("nic0"), ats + PCI_ATS_CTRL, &ctrl));
 	ASSERT_TRUE(ctrl & PCI_ATS_CTRL_ENABLE) TH_LOG("nic0 ATS control %#06x: not enabled", ctrl);
 	mon = kt_monitor_open();
 	ASSERT_NE(NULL, mon);
 	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
-	ASSERT_EQ(snap_get(&self->before, port("nic0")) | PCI_ACS_DT, acs_now(port("nic0")));
+	ASSERT_EQ(snap_get(&self->before, kt_port("nic0")) | PCI_ACS_DT, acs_now(kt_port("nic0")));
 
-	ASSERT_EQ(0, pci_cfg_write16(bdf("nic0"), ats + PCI_ATS_CTRL, ctrl & ~PCI_ATS_CTRL_ENABLE));
+	ASSERT_EQ(0, pci_cfg_write16(kt_bdf("nic0"), ats + PCI_ATS_CTRL,
+				     ctrl & ~PCI_ATS_CTRL_ENABLE));
 	usleep(1000 * 1000);
-	pci_cfg_write16(bdf("nic0"), ats + PCI_ATS_CTRL, ctrl);
+	pci_cfg_write16(kt_bdf("nic0"), ats + PCI_ATS_CTRL, ctrl);
 
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, port("nic0")), acs_now(port("nic0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
 	ASSERT_EQ(0, get_group(self, "ga"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	/* create, 2 x change (dev-add), change (enabled), then the one to see */
@@ -509,9 +497,9 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 	if (access("/sys/module/kvmai/parameters/acs_quirk_port", F_OK))
 		SKIP(return, "kvmai built without KVMAI_TEST");
 	ASSERT_EQ(0, make_group(self, "gq", KVMAI_MODE_TRANSLATED, m, 2));
-	ASSERT_EQ(0, set_param("acs_quirk_port", port("nic0")));
+	ASSERT_EQ(0, set_param("acs_quirk_port", kt_port("nic0")));
 	EXPECT_EQ(-EOPNOTSUPP, req(self, KVMAI_CMD_GROUP_SET, "gq", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, port("nic0"))) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, kt_port("nic0"))) TH_LOG("extack: %s", self->ext);
 	EXPECT_NE(NULL, strstr(self->ext, "quirk")) TH_LOG("extack: %s", self->ext);
 	ASSERT_EQ(0, set_param("acs_quirk_port", ""));
 	snap_take(&after);
@@ -530,7 +518,7 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 TEST_F(p2p, changes_wait_for_a_blocked_port)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	const char *p = port("nic0");
+	const char *p = kt_port("nic0");
 	char arg[64];
 
 	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
@@ -549,7 +537,7 @@ TEST_F(p2p, changes_wait_for_a_blocked_port)
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_DISABLED));
 	EXPECT_EQ(0, restore_pending(self));
 	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
 }
 
 TEST_F(p2p, rmmod_while_enabled_restores)
@@ -562,7 +550,7 @@ TEST_F(p2p, rmmod_while_enabled_restores)
 
 	ASSERT_EQ(0, make_group(self, "gr", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gr", NULL, 0, KVMAI_STATE_ENABLED));
-	ASSERT_NE(snap_get(&self->before, port("gpu2")), acs_now(port("gpu2")));
+	ASSERT_NE(snap_get(&self->before, kt_port("gpu2")), acs_now(kt_port("gpu2")));
 	ASSERT_EQ(0, kvmai_module_unload());
 	snap_take(&after);
 	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
@@ -644,26 +632,26 @@ TEST_F(p2p, malformed_and_refused_requests)
 	EXPECT_NE(NULL, strstr(self->ext, "0000:7f:1f.7")) TH_LOG("extack: %s", self->ext);
 
 	/* Devices that may not join. */
-	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", port("gpu1"), 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, port("gpu1"))) TH_LOG("extack: %s", self->ext);
-	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", bdf("foreign0"), 0, 0));
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_port("gpu1"), 0, 0));
+	EXPECT_NE(NULL, strstr(self->ext, kt_port("gpu1"))) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_bdf("foreign0"), 0, 0));
 	EXPECT_NE(NULL, strstr(self->ext, "not to vfio-pci")) TH_LOG("extack: %s", self->ext);
-	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_DEV_ADD, "gx", bdf("gpu0"), 0, 0));
+	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_bdf("gpu0"), 0, 0));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, "gy", NULL, 0, 0));
-	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_ADD, "gy", bdf("gpu0"), 0, 0));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_ADD, "gy", kt_bdf("gpu0"), 0, 0));
 	EXPECT_NE(NULL, strstr(self->ext, "gx")) TH_LOG("extack: %s", self->ext);
 
 	/* State rules. */
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_NE(NULL, strstr(self->ext, "two")) TH_LOG("extack: %s", self->ext);
-	ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "gx", bdf("nic0"), 0, 0));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_bdf("nic0"), 0, 0));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, KVMAI_MODE_DIRECT, 0));
-	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("nic0"), 0, 0));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_bdf("nic0"), 0, 0));
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, 0));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_DISABLED));
-	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("gpu1"), 0, 0));
-	EXPECT_EQ(0, req(self, KVMAI_CMD_DEV_DEL, "gx", bdf("nic0"), 0, 0));
+	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_bdf("gpu1"), 0, 0));
+	EXPECT_EQ(0, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_bdf("nic0"), 0, 0));
 }
 
 TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
@@ -688,23 +676,23 @@ TEST_F(p2p, member_removed_while_enabled)
 	ASSERT_EQ(0, make_group(self, "gm", KVMAI_MODE_TRANSLATED, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, port("gpu3")), acs_now(port("gpu3")));
+	ASSERT_NE(snap_get(&self->before, kt_port("gpu3")), acs_now(kt_port("gpu3")));
 
 	/* Hot-removal of a member: the group closes and forgets it. */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("gpu3"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("gpu3"));
 	sysfs_write(path, "1");
 	ASSERT_NE(0, access(path, F_OK));
 	ASSERT_EQ(0, get_group(self, "gm"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	EXPECT_EQ(2, self->g.nmembers);
-	EXPECT_EQ(snap_get(&self->before, port("gpu2")), acs_now(port("gpu2")));
-	EXPECT_EQ(snap_get(&self->before, port("gpu3")), acs_now(port("gpu3")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu2")), acs_now(kt_port("gpu2")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu3")), acs_now(kt_port("gpu3")));
 
 	/* Re-enabling with what is left works; the device comes back unowned. */
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED));
 	sysfs_write("/sys/bus/pci/rescan", "1");
-	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("gpu3"));
-	pci_bind(bdf("gpu3"), "vfio-pci");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_bdf("gpu3"));
+	pci_bind(kt_bdf("gpu3"), "vfio-pci");
 }
 
 /*
@@ -716,31 +704,31 @@ TEST_F(p2p, member_removed_while_enabled)
  */
 TEST_F(p2p, iommu_group_ignores_override_at_rescan)
 {
-	const char *rp = port("gpu1");
+	const char *rp = kt_port("gpu1");
 	char path[128], arg[64];
 	int before;
 
 	if (access("/sys/module/kvmai/parameters/acs_override", F_OK))
 		SKIP(return, "kernel without pci_acs_override() (patches/0001), or kvmai without KVMAI_TEST");
-	before = pci_iommu_group(bdf("gpu1"));
+	before = pci_iommu_group(kt_bdf("gpu1"));
 	ASSERT_GE(before, 0);
 	ASSERT_NE(pci_iommu_group(rp), before) TH_LOG("gpu1 shares its port's group at boot");
 
 	snprintf(arg, sizeof(arg), "%s %x 0", rp, PCI_ACS_RR | PCI_ACS_CR);
 	ASSERT_EQ(0, set_param("acs_override", arg));
 	ASSERT_EQ(0, acs_now(rp) & (PCI_ACS_RR | PCI_ACS_CR));
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("gpu1"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("gpu1"));
 	sysfs_write(path, "1");
 	ASSERT_NE(0, access(path, F_OK));
 	sysfs_write("/sys/bus/pci/rescan", "1");
-	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("gpu1"));
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_bdf("gpu1"));
 
-	EXPECT_NE(pci_iommu_group(rp), pci_iommu_group(bdf("gpu1")))
+	EXPECT_NE(pci_iommu_group(rp), pci_iommu_group(kt_bdf("gpu1")))
 		TH_LOG("gpu1 joined port %s's IOMMU group %d", rp, pci_iommu_group(rp));
 	snprintf(arg, sizeof(arg), "%s 0 0", rp);
 	ASSERT_EQ(0, set_param("acs_override", arg));
 	EXPECT_EQ(snap_get(&self->before, rp), acs_now(rp));
-	pci_bind(bdf("gpu1"), "vfio-pci");
+	pci_bind(kt_bdf("gpu1"), "vfio-pci");
 }
 
 TEST_F(p2p, device_appearing_below_direct_group_disables_it)
@@ -752,7 +740,7 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	NEED_DIRECT(self);
 
 	/* Take foreign1 away: then every endpoint below sw2 is a member. */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("foreign1"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("foreign1"));
 	f = fopen(path, "w");
 	ASSERT_NE(NULL, f);
 	fputs("1", f);
@@ -760,20 +748,20 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	ASSERT_EQ(0, make_group(self, "gh", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gh", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
+	ASSERT_NE(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
 
 	/* A rescan brings it back, below the opened switch: the group closes. */
 	f = fopen("/sys/bus/pci/rescan", "w");
 	ASSERT_NE(NULL, f);
 	fputs("1", f);
 	fclose(f);
-	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", bdf("foreign1"));
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_bdf("foreign1"));
 	ASSERT_EQ(0, get_group(self, "gh"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
-	EXPECT_EQ(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
-	EXPECT_EQ(snap_get(&self->before, port("nic3")), acs_now(port("nic3")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic3")), acs_now(kt_port("nic3")));
 	/* foreign1 is a new device now: hand it back to vfio-pci for teardown. */
-	pci_bind(bdf("foreign1"), "vfio-pci");
+	pci_bind(kt_bdf("foreign1"), "vfio-pci");
 }
 
 /*
@@ -791,19 +779,19 @@ TEST_F(p2p, vfs_created_below_direct_group_disable_it)
 
 	NEED_DIRECT(self);
 	ASSERT_EQ(0, sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "Y"));
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("foreign1"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("foreign1"));
 	sysfs_write(path, "1");
 	ASSERT_EQ(0, make_group(self, "gv", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
+	ASSERT_NE(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", bdf("nic3"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
 	ASSERT_EQ(0, sysfs_write_ret(path, "2"));
 	ASSERT_EQ(0, get_group(self, "gv"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
-	EXPECT_EQ(snap_get(&self->before, port("gpu4")), acs_now(port("gpu4")));
-	EXPECT_EQ(snap_get(&self->before, port("nic3")), acs_now(port("nic3")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic3")), acs_now(kt_port("nic3")));
 	/* Enabling again is refused, naming a VF. */
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_NE(NULL, strstr(self->ext, "is not a member")) TH_LOG("extack: %s", self->ext);
@@ -811,7 +799,7 @@ TEST_F(p2p, vfs_created_below_direct_group_disable_it)
 	ASSERT_EQ(0, sysfs_write_ret(path, "0"));
 	sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "N");
 	sysfs_write("/sys/bus/pci/rescan", "1");
-	pci_bind(bdf("foreign1"), "vfio-pci");
+	pci_bind(kt_bdf("foreign1"), "vfio-pci");
 }
 
 /*
@@ -822,7 +810,7 @@ TEST_F(p2p, vfs_created_below_direct_group_disable_it)
 TEST_F(p2p, override_survives_port_driver_rebind)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
-	const char *p = port("gpu2");
+	const char *p = kt_port("gpu2");
 	char cmd[256], out[64];
 
 	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
@@ -923,20 +911,20 @@ TEST_F(p2p, vmm_exit_disables_group)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
-		const char *devs[] = { bdf("gpu0"), bdf("nic0") };
+		const char *devs[] = { kt_bdf("gpu0"), kt_bdf("nic0") };
 
 		fake_vmm(devs, 2, ready[1], 0);
 	}
 	close(ready[1]);
 	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("fake VMM could not open the devices");
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")) | PCI_ACS_DT, acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")) | PCI_ACS_DT, acs_now(kt_port("gpu0")));
 
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, get_group(self, "gv"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state) TH_LOG("group outlived its VMM");
-	EXPECT_EQ(snap_get(&self->before, port("gpu0")), acs_now(port("gpu0")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
 }
 
 /*
@@ -953,14 +941,14 @@ TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
 	struct nl_sock *sk;
 	int fam, n = 0, nm = 0;
 
-	ASSERT_EQ(0, pci_bind(bdf("nic3"), "igb"));
-	snprintf(cmd, sizeof(cmd), "echo 6 > /sys/bus/pci/devices/%s/sriov_numvfs", bdf("nic3"));
+	ASSERT_EQ(0, pci_bind(kt_bdf("nic3"), "igb"));
+	snprintf(cmd, sizeof(cmd), "echo 6 > /sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
 	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
 	for (int i = 0; i < 6; i++) {
 		char link[128];
 		ssize_t len;
 
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%d", bdf("nic3"), i);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%d", kt_bdf("nic3"), i);
 		len = readlink(path, link, sizeof(link) - 1);
 		ASSERT_GT(len, 0);
 		link[len] = 0;
@@ -969,7 +957,7 @@ TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
 	}
 	for (size_t i = 0; i < NVM; i++)
 		if (strcmp(vm_devs[i], "nic3"))
-			m[nm++] = bdf(vm_devs[i]);
+			m[nm++] = kt_bdf(vm_devs[i]);
 	for (int i = 0; i < 6; i++)
 		m[nm++] = vfs[i];
 	ASSERT_EQ(16, nm);
@@ -1004,9 +992,9 @@ TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "big", NULL, 0, 0));
 	for (int i = 0; i < 6; i++)
 		pci_bind(vfs[i], "");
-	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", bdf("nic3"));
+	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
 	EXPECT_EQ(0, run_capture(cmd, out, sizeof(out)));
-	EXPECT_EQ(0, pci_bind(bdf("nic3"), "vfio-pci"));
+	EXPECT_EQ(0, pci_bind(kt_bdf("nic3"), "vfio-pci"));
 }
 
 /* A fake VMM holding @devs, started and ready; its pid, or -1. */
@@ -1022,7 +1010,7 @@ static pid_t start_vmm_flags(const char *const *names, int n, unsigned int flags
 	pid = fork();
 	if (!pid) {
 		for (int i = 0; i < n; i++)
-			devs[i] = bdf(names[i]);
+			devs[i] = kt_bdf(names[i]);
 		fake_vmm(devs, n, ready[1], flags);
 	}
 	close(ready[1]);
@@ -1085,9 +1073,9 @@ TEST_F(p2p, enable_refused_while_two_users_hold_members)
 				      KVMAI_STATE_ENABLED)) TH_LOG("mode %u", mode);
 		/* Whole: extack keeps 79 bytes and cuts the rest silently. */
 		snprintf(want, sizeof(want), "%s and %s are held by different VFIO users",
-			 bdf(m[0]), bdf(m[1]));
+			 kt_bdf(m[0]), kt_bdf(m[1]));
 		EXPECT_STREQ(want, self->ext);
-		EXPECT_EQ(snap_get(&self->before, port(m[0])), acs_now(port(m[0])));
+		EXPECT_EQ(snap_get(&self->before, kt_port(m[0])), acs_now(kt_port(m[0])));
 	}
 	/* One VMM left: then the group is one VM's again. */
 	stop_vmm(vmm2);
@@ -1113,7 +1101,7 @@ TEST_F(p2p, one_vm_is_one_user_across_containers)
 	ASSERT_GT(vmm1, 0) TH_LOG("fake VMM could not open its devices");
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
-	EXPECT_NE(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	EXPECT_NE(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_DISABLED));
 	stop_vmm(vmm1);
 
@@ -1122,7 +1110,7 @@ TEST_F(p2p, one_vm_is_one_user_across_containers)
 	vmm2 = start_vmm_flags(&m[1], 2, VMM_KVM | VMM_CONTAINER_EACH);
 	ASSERT_GT(vmm2, 0);
 	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_EQ(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
 	stop_vmm(vmm2);
 	stop_vmm(vmm1);
 }
@@ -1142,12 +1130,12 @@ TEST_F(p2p, second_user_open_disables_group_first)
 	ASSERT_GT(vmm1, 0) TH_LOG("first fake VMM could not open its devices");
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
+	ASSERT_NE(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
 	/* Its open has returned when it says ready: the ports must be back. */
 	vmm2 = start_vmm(&m[2], 1);
 	ASSERT_GT(vmm2, 0) TH_LOG("second fake VMM could not open %s", m[2]);
-	EXPECT_EQ(snap_get(&self->before, port("nic2")), acs_now(port("nic2")));
-	EXPECT_EQ(snap_get(&self->before, port("gpu2")), acs_now(port("gpu2")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
+	EXPECT_EQ(snap_get(&self->before, kt_port("gpu2")), acs_now(kt_port("gpu2")));
 	ASSERT_EQ(0, get_group(self, "g2"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	stop_vmm(vmm2);
@@ -1202,12 +1190,12 @@ TEST_F(p2p, no_pci_topology_lock_under_kvmai_lock)
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gl", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
 	usleep(300 * 1000);	/* a few passes of the ATS watch */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", bdf("gpu5"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("gpu5"));
 	sysfs_write(path, "1");
 	sysfs_write("/sys/bus/pci/rescan", "1");	/* device added, re-plan */
-	pci_bind(bdf("gpu5"), "vfio-pci");
-	ASSERT_EQ(0, pci_bind(bdf("nic0"), ""));	/* member unbound */
-	ASSERT_EQ(0, pci_bind(bdf("nic0"), "vfio-pci"));
+	pci_bind(kt_bdf("gpu5"), "vfio-pci");
+	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), ""));	/* member unbound */
+	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), "vfio-pci"));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gl", NULL, 0, 0));
 
 	f = fopen("/proc/lockdep", "r");

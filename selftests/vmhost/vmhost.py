@@ -211,6 +211,24 @@ def cpio_gz(stage, out):
         f.write(data)
 
 
+def cached_part(name, key_material, fill):
+    """An initramfs part that changes rarely, cached by content as
+    $KVMAI_CACHE/vm/NAME-KEY.cpio.gz, KEY a hash of key_material;
+    fill(root) stages its tree when the cache lacks it."""
+    key = hashlib.sha256(repr(key_material).encode()).hexdigest()[:16]
+    out = CACHE / "vm" / f"{name}-{key}.cpio.gz"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        fill(root)
+        tmp_out = out.with_suffix(".tmp")
+        cpio_gz(root, tmp_out)
+        tmp_out.rename(out)
+    return out
+
+
 class Kernel:
     """A kernel to boot: vmlinuz plus its modules tree, as unpacked by make deps
     (DIR/boot/vmlinuz-VER, DIR/lib/modules/VER) or installed by make kernel."""
@@ -239,15 +257,10 @@ def build_base(kernel, modules):
     busybox = Path("/bin/busybox")
     tools = [Path(shutil.which(t) or die(f"{t} not found (run 'make deps')"))
              for t in ("lspci", "setpci")]
-    key = hashlib.sha256(repr((BASE_FORMAT, str(kernel.image), kernel.image.stat().st_mtime,
-                               modules, busybox.stat().st_mtime,
-                               [t.stat().st_mtime for t in tools])).encode()).hexdigest()[:16]
-    out = CACHE / "vm" / f"base-{kernel.version}-{key}.cpio.gz"
-    if out.exists():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+    key = (BASE_FORMAT, str(kernel.image), kernel.image.stat().st_mtime, modules,
+           busybox.stat().st_mtime, [t.stat().st_mtime for t in tools])
+
+    def fill(root):
         for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "run",
                   "tmp", "etc/kvmai", "lib/modules/boot", "root"):
             (root / d).mkdir(parents=True, exist_ok=True)
@@ -283,16 +296,23 @@ def build_base(kernel, modules):
         # lspci -k looks drivers up in the module indexes.
         for idx in kernel.modules.glob("modules.*"):
             copy_into(root, idx, f"lib/modules/{kernel.version}/{idx.name}")
-        tmp_out = out.with_suffix(".tmp")
-        cpio_gz(root, tmp_out)
-        tmp_out.rename(out)
-    return out
+
+    return cached_part(f"base-{kernel.version}", key, fill)
 
 
 # Bump when the layout of the nested part changes.
 NESTED_FORMAT = 1
 # Where QEMU's firmware comes from on the build machine, searched in order.
 FIRMWARE_DIRS = [Path("/usr/share/qemu"), Path("/usr/share/seabios")]
+
+
+def find_firmware(cfg):
+    """The firmware files [nested] names, from the build machine's QEMU."""
+    firmware = []
+    for name in cfg["firmware"]:
+        found = [d / name for d in FIRMWARE_DIRS if (d / name).exists()]
+        firmware.append(found[0] if found else die(f"QEMU firmware {name} not found"))
+    return firmware
 
 
 def build_nested(kernel, base, cfg):
@@ -302,19 +322,11 @@ def build_nested(kernel, base, cfg):
     the emulated host's, so that an L2 guest runs the same /init and scenarios
     (guest/l2-run adds the run's payload)."""
     qemu = Path(shutil.which("qemu-system-x86_64") or die("qemu-system-x86_64 not found"))
-    firmware = []
-    for name in cfg["firmware"]:
-        found = [d / name for d in FIRMWARE_DIRS if (d / name).exists()]
-        firmware.append(found[0] if found else die(f"QEMU firmware {name} not found"))
-    key = hashlib.sha256(repr((NESTED_FORMAT, qemu.stat().st_mtime,
-                               [(str(f), f.stat().st_mtime) for f in firmware],
-                               str(kernel.image), kernel.image.stat().st_mtime,
-                               base.name)).encode()).hexdigest()[:16]
-    out = CACHE / "vm" / f"nested-{kernel.version}-{key}.cpio.gz"
-    if out.exists():
-        return out
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+    firmware = find_firmware(cfg)
+    key = (NESTED_FORMAT, qemu.stat().st_mtime, [(str(f), f.stat().st_mtime) for f in firmware],
+           str(kernel.image), kernel.image.stat().st_mtime, base.name)
+
+    def fill(root):
         copy_into(root, qemu, "usr/bin/qemu-system-x86_64")
         for lib in elf_deps([qemu]):
             copy_into(root, lib)
@@ -322,10 +334,8 @@ def build_nested(kernel, base, cfg):
             copy_into(root, f, f"usr/share/kvmai-l2/firmware/{f.name}")
         copy_into(root, kernel.image, "usr/share/kvmai-l2/vmlinuz")
         copy_into(root, base, "usr/share/kvmai-l2/base.cpio.gz")
-        tmp_out = out.with_suffix(".tmp")
-        cpio_gz(root, tmp_out)
-        tmp_out.rename(out)
-    return out
+
+    return cached_part(f"nested-{kernel.version}", key, fill)
 
 
 # Bump when the layout of the libvirt part changes.
@@ -348,20 +358,12 @@ def build_libvirt(cfg):
     cpu_map = Path("/usr/share/libvirt/cpu_map")
     conf = sorted((HERE / "libvirt").glob("*.conf"))
     hook = TOP / "tools/kvmaictl/libvirt-hook.sh"
-    firmware = []
-    for name in cfg["firmware"]:
-        found = [d / name for d in FIRMWARE_DIRS if (d / name).exists()]
-        firmware.append(found[0] if found else die(f"QEMU firmware {name} not found"))
+    firmware = find_firmware(cfg)
     inputs = [libvirtd, driver, virsh, hook, *conf, *firmware]
-    key = hashlib.sha256(repr((LIBVIRT_FORMAT, (lvd / ".version").read_text(),
-                               [(str(f), f.stat().st_mtime, f.read_bytes() if f in conf else b"")
-                                for f in inputs])).encode()).hexdigest()[:16]
-    out = CACHE / "vm" / f"libvirt-{key}.cpio.gz"
-    if out.exists():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
+    key = (LIBVIRT_FORMAT, (lvd / ".version").read_text(),
+           [(str(f), f.stat().st_mtime, f.read_bytes() if f in conf else b"") for f in inputs])
+
+    def fill(root):
         copy_into(root, libvirtd, "usr/sbin/libvirtd")
         copy_into(root, driver, str(driver.relative_to(lvd)))
         copy_into(root, virsh, "usr/bin/virsh")
@@ -390,10 +392,8 @@ def build_libvirt(cfg):
             (root / d).mkdir(parents=True, exist_ok=True)
         # virsh finds libvirtd's socket below /var/run.
         (root / "var/run").symlink_to("/run")
-        tmp_out = out.with_suffix(".tmp")
-        cpio_gz(root, tmp_out)
-        tmp_out.rename(out)
-    return out
+
+    return cached_part("libvirt", key, fill)
 
 
 def build_payload(payload_dir, devmap, out):

@@ -35,6 +35,9 @@ struct kvmai_dev {
 
 /* Device map; NULL if the name is unknown (or there is no map). */
 const struct kvmai_dev *kvmai_dev(const char *name);
+/* A named device's BDF, and the port directly above it; "none" if unknown. */
+const char *kt_bdf(const char *name);
+const char *kt_port(const char *name);
 /* Fills up to @max entries, returns how many (0 without a map). */
 int kvmai_devs(const struct kvmai_dev **out, int max);
 

@@ -54,6 +54,20 @@ const struct kvmai_dev *kvmai_dev(const char *name)
 	return NULL;
 }
 
+const char *kt_bdf(const char *name)
+{
+	const struct kvmai_dev *d = kvmai_dev(name);
+
+	return d ? d->bdf : "none";
+}
+
+const char *kt_port(const char *name)
+{
+	const struct kvmai_dev *d = kvmai_dev(name);
+
+	return d ? d->port : "none";
+}
+
 int kvmai_devs(const struct kvmai_dev **out, int max)
 {
 	int i;
