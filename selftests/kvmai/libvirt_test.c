@@ -203,7 +203,7 @@ static int define_planned(struct __test_metadata *_metadata, FIXTURE_DATA(libvir
 		 KVMAICTL " vm plan %s vcpus 1 memory 64 format libvirt group %s >/tmp/%s.plan "
 		 "2>&1 && sed -e 's|<domain type=\"kvm\">|&<name>%s</name>|' "
 		 "-e 's|</kvmai:vm>|%s&|' /tmp/%s.plan >/tmp/%s.xml && "
-		 VIRSH "define /tmp/%s.xml 2>&1 || cat /tmp/%s.plan",
+		 VIRSH "define /tmp/%s.xml 2>&1 || { cat /tmp/%s.plan; false; }",
 		 devs, group, dom, dom, pmu, dom, dom, dom, dom);
 	rc = run_capture(cmd, self->out, sizeof(self->out));
 	if (rc)
@@ -211,7 +211,7 @@ static int define_planned(struct __test_metadata *_metadata, FIXTURE_DATA(libvir
 	return rc;
 }
 
-/* Start @dom; its log lines and libvirtd's on failure. */
+/* virsh start @dom, logging its exit status and how long it took. */
 static int start(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self,
 		 const char *dom)
 {
