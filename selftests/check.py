@@ -12,9 +12,9 @@ Stages (each timed):
   vm-kernel  the same on the patched 7.x kernel ('make check' builds it
            first when it is not in the cache; a missing kernel is a failure)
   nested   the nested_* kselftests, in an emulated host booted to run
-           guests of its own (vmhost.py --nested), on 6.12; on request
-           only ('make check-nested'), see NESTED_SELFTESTS
-  nested-kernel  the same on the patched kernel
+           guests of its own (vmhost.py --nested), on 6.12
+  nested-kernel  the same on the patched kernel; on request only ('make
+           check-nested'), see NESTED_SELFTESTS
   libvirt  the libvirt_* kselftests: Debian's libvirtd in an emulated host
            booted for it (vmhost.py --libvirt, 6.12) starts domains whose
            kvm-ai metadata kvmaictl's hook applies
@@ -252,8 +252,10 @@ def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False)
 # The selftests that need guests of the emulated host (nested_*): they run
 # only in a host booted with vmhost.py --nested, which has fewer vCPUs and
 # multi-threaded TCG (aihost.toml's [nested]), so in boots of their own.
-# Not among the default stages yet: in the first CI run that had them, one
-# L2 guest ended without output and one emulated host hung for minutes.
+# nested-kernel is not among the default stages: L2 guests of the patched
+# 7.3.4 kernel under TCG's nested SVM died of a double fault, and its
+# emulated host reported lockdep splats (emulated-host.rst).  On 6.12, with
+# kvm_amd.vgif=0, the stage passed every run since.
 NESTED_SELFTESTS = "nested_test,kernel_health"
 
 
@@ -324,9 +326,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    # nested and nested-kernel run on request (make check-nested): their
-    # multi-threaded TCG still stalls the emulated host now and then.
-    ap.add_argument("--stages", default="unit,spec,host,patches,vm,vm-kernel,libvirt,libvirt-kernel,deb")
+    # nested-kernel runs on request (make check-nested), see NESTED_SELFTESTS.
+    ap.add_argument("--stages",
+                    default="unit,spec,host,patches,vm,vm-kernel,nested,libvirt,libvirt-kernel,deb")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
