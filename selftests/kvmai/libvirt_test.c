@@ -138,6 +138,8 @@ FIXTURE(libvirt) {
 
 FIXTURE_SETUP(libvirt)
 {
+	size_t bound;
+
 	if (access(LIBVIRTD, X_OK))
 		SKIP(return, "emulated host booted without vmhost.py --libvirt");
 	ASSERT_NE(NULL, kvmai_dev("gpu0"));
@@ -145,11 +147,8 @@ FIXTURE_SETUP(libvirt)
 	ASSERT_EQ(0, kvmai_mock_load());
 	self->sk = kvmai_genl_open(&self->family);
 	ASSERT_NE(NULL, self->sk);
-	for (size_t i = 0; i < NVM; i++) {
-		ASSERT_EQ(0, pci_driver(kt_bdf(vm_devs[i]), self->saved_drv[i], 64));
-		ASSERT_EQ(0, pci_bind(kt_bdf(vm_devs[i]), "vfio-pci"))
-			TH_LOG("cannot bind %s to vfio-pci", vm_devs[i]);
-	}
+	bound = kt_bind_vfio(vm_devs, NVM, self->saved_drv);
+	ASSERT_EQ(NVM, bound) TH_LOG("cannot bind %s to vfio-pci", vm_devs[bound]);
 	ASSERT_EQ(0, hugepages_up());
 	ASSERT_EQ(0, libvirtd_up())
 		TH_LOG("libvirtd did not answer: see /var/log/libvirt/libvirtd.log");

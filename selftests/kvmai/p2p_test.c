@@ -40,16 +40,15 @@ FIXTURE(p2p) {
 
 FIXTURE_SETUP(p2p)
 {
+	size_t bound;
+
 	if (!kvmai_dev("gpu0"))
 		SKIP(return, "no device map at %s: not in the emulated host", KVMAI_DEVICES_FILE);
 	ASSERT_EQ(0, kvmai_module_load());
 	self->sk = kvmai_genl_open(&self->family);
 	ASSERT_NE(NULL, self->sk);
-	for (size_t i = 0; i < NVM; i++) {
-		ASSERT_EQ(0, pci_driver(kt_bdf(vm_devs[i]), self->saved_drv[i], 64));
-		ASSERT_EQ(0, pci_bind(kt_bdf(vm_devs[i]), "vfio-pci"))
-			TH_LOG("cannot bind %s to vfio-pci", vm_devs[i]);
-	}
+	bound = kt_bind_vfio(vm_devs, NVM, self->saved_drv);
+	ASSERT_EQ(NVM, bound) TH_LOG("cannot bind %s to vfio-pci", vm_devs[bound]);
 	snap_take(&self->before);
 	ASSERT_GE(self->before.n, 10);
 }

@@ -38,6 +38,11 @@ const struct kvmai_dev *kvmai_dev(const char *name);
 /* A named device's BDF, and the port directly above it; "none" if unknown. */
 const char *kt_bdf(const char *name);
 const char *kt_port(const char *name);
+/*
+ * Bind the @n named devices to vfio-pci, each one's driver saved first in
+ * @saved[i]; returns how many were bound, so names[ret] failed if ret < n.
+ */
+size_t kt_bind_vfio(const char *const *names, size_t n, char (*saved)[64]);
 /* Fills up to @max entries, returns how many (0 without a map). */
 int kvmai_devs(const struct kvmai_dev **out, int max);
 

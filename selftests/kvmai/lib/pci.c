@@ -68,6 +68,17 @@ const char *kt_port(const char *name)
 	return d ? d->port : "none";
 }
 
+size_t kt_bind_vfio(const char *const *names, size_t n, char (*saved)[64])
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pci_driver(kt_bdf(names[i]), saved[i], 64) ||
+		    pci_bind(kt_bdf(names[i]), "vfio-pci"))
+			break;
+	return i;
+}
+
 int kvmai_devs(const struct kvmai_dev **out, int max)
 {
 	int i;
