@@ -13,15 +13,18 @@
 #define _KVMAI_H
 
 #include <linux/list.h>
+#include <linux/mdev.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 #include <linux/pci.h>
+#include <linux/vfio.h>
 #include <net/net_namespace.h>
 
 /* The kernel's uncore registry, or compat/'s copy on kernels without it. */
 #include <asm/uncore_guest.h>
 
 #include "compat.h"
+#include "kvmai/counter_page.h"
 #include "plan.h"
 
 #define KVMAI_NAME "kvmai"
@@ -131,6 +134,7 @@ const char *kvmai_topo_name(const struct kvmai_topo *topo, int i, char *buf, siz
 struct kvmai_pmu_unit {
 	struct list_head node;
 	char name[KVMAI_UNIT_LEN];
+	const char *vm;			/* its owner's name */
 	struct uncore_guest_res *res;
 	bool revoked;			/* its driver went away */
 };
@@ -173,6 +177,7 @@ struct sk_buff;
 struct kvmai_pmu_vm *kvmai_pmu_vm_find(const char *vm);
 struct kvmai_pmu_vm *kvmai_pmu_vm_next(struct kvmai_pmu_vm *pvm);
 const char *kvmai_pmu_unit_owner(const char *name);
+struct kvmai_pmu_vm *kvmai_pmu_unit_owner_on(const char *name, unsigned int package);
 struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 				      struct netlink_ext_ack *extack);
 int kvmai_pmu_release(struct kvmai_pmu_vm *pvm, bool core, const char *const *units,
@@ -215,6 +220,49 @@ bool kvmai_test_acs_quirk(struct pci_dev *pdev);
 static inline void kvmai_test_unload_delay(void) { }
 static inline bool kvmai_test_fail_restore(void) { return false; }
 static inline bool kvmai_test_acs_quirk(struct pci_dev *pdev) { return false; }
+#endif
+
+/*
+ * counters.c, ctrdev.c: uncore counter pages mapped into the VM owning
+ * their unit, as a mediated device (kernels with VFIO_MDEV).
+ */
+#ifdef KVMAI_HAVE_COUNTERS
+struct kvmai_ctrdev;
+
+struct kvmai_ctr_parent {
+	struct device dev;
+	struct mdev_parent parent;
+	struct mdev_type type;
+	struct mdev_type *types[1];
+	struct kvmai_counter_page *cp;
+	void __iomem *regs;		/* @cp's MMIO page, for read() */
+	struct list_head node;		/* in kvmai_ctr_parents */
+	struct kvmai_ctrdev *cd;	/* its one device, under kvmai_ctr_lock */
+};
+
+struct kvmai_ctrdev {
+	struct vfio_device vdev;
+	struct kvmai_ctr_parent *kp;
+	char vm[KVMAI_VM_LEN];		/* the owner it was created for */
+	struct rw_semaphore lock;	/* faults, config and reads vs. revoke */
+	bool revoked;
+	u8 config[PCI_CFG_SPACE_SIZE];
+	void *layout;			/* BAR2 */
+	struct page *ones;		/* mapped once revoked */
+};
+
+extern const struct vfio_device_ops kvmai_ctrdev_ops;
+int kvmai_ctrdev_init(struct kvmai_ctrdev *cd);
+void kvmai_ctrdev_free(struct kvmai_ctrdev *cd);
+void kvmai_ctrdev_revoke(struct kvmai_ctrdev *cd);
+
+int kvmai_counters_init(void);
+void kvmai_counters_exit(void);
+void kvmai_counters_revoke(const char *unit, const char *vm);
+#else
+static inline int kvmai_counters_init(void) { return 0; }
+static inline void kvmai_counters_exit(void) { }
+static inline void kvmai_counters_revoke(const char *unit, const char *vm) { }
 #endif
 
 /* debugfs.c */

@@ -6,7 +6,8 @@
  * file: netlink.c (requests), group.c (P2P groups), plan.c (which ports,
  * which bits), acs.c (ports and ACS writes), topo.c (the live PCI tree),
  * notify.c (unbind, removal, owner exit), debugfs.c, and for PMU ownership
- * pmu.c (who owns what), pmu_core.c (the core PMU) and pmu_nl.c.
+ * pmu.c (who owns what), pmu_core.c (the core PMU) and pmu_nl.c; counters.c
+ * and ctrdev.c map uncore counter pages into the VM owning their unit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,9 +25,16 @@ static int __init kvmai_init(void)
 		pr_err("cannot register notifiers: %d\n", ret);
 		return ret;
 	}
+	ret = kvmai_counters_init();
+	if (ret) {
+		pr_err("cannot register the counters device driver: %d\n", ret);
+		kvmai_notifiers_unregister();
+		return ret;
+	}
 	ret = kvmai_nl_register();
 	if (ret) {
 		pr_err("cannot register generic netlink family: %d\n", ret);
+		kvmai_counters_exit();
 		kvmai_notifiers_unregister();
 		return ret;
 	}
@@ -47,6 +55,7 @@ static void __exit kvmai_exit(void)
 	kvmai_ats_watch_stop();
 	kvmai_ports_destroy();
 	kvmai_pmu_destroy();
+	kvmai_counters_exit();
 }
 
 module_init(kvmai_init);

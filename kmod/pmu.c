@@ -82,9 +82,31 @@ const char *kvmai_pmu_unit_owner(const char *name)
 	return NULL;
 }
 
+/*
+ * The VM owning uncore unit @name on logical package @package: its CPUs,
+ * whose packages the reservation covers, include one of that package.
+ */
+struct kvmai_pmu_vm *kvmai_pmu_unit_owner_on(const char *name, unsigned int package)
+{
+	struct kvmai_pmu_vm *pvm;
+	unsigned int cpu;
+
+	lockdep_assert_held(&kvmai_lock);
+	list_for_each_entry(pvm, &kvmai_pmu_vms, node) {
+		if (!kvmai_pmu_unit_find(pvm, name))
+			continue;
+		for_each_cpu(cpu, pvm->cpus)
+			if (topology_logical_package_id(cpu) == package)
+				return pvm;
+	}
+	return NULL;
+}
+
 static void kvmai_pmu_unit_free(struct kvmai_pmu_unit *unit)
 {
 	list_del(&unit->node);
+	/* Mappings of its counters go first, then the registry's hold. */
+	kvmai_counters_revoke(unit->name, unit->vm);
 	uncore_guest_release(unit->res);
 	pr_info("uncore %s released\n", unit->name);
 	kfree(unit);
@@ -239,6 +261,7 @@ static int kvmai_pmu_reserve(struct kvmai_pmu_vm *pvm, const char *name,
 	if (!unit)
 		return -ENOMEM;
 	strscpy(unit->name, name);
+	unit->vm = pvm->vm;
 	unit->res = uncore_guest_reserve(name, pvm->cpus, pvm->pid,
 					 kvmai_pmu_revoked, unit);
 	if (IS_ERR(unit->res)) {
