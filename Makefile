@@ -46,9 +46,13 @@ selftests:
 # What the emulated host gets under /kvmai.
 vm-payload: all
 	rm -rf $(BUILD)/vm-payload
-	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench
-	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko $(wildcard kmod/compat/*.ko) $(BUILD)/vm-payload/
-	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
+	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
+		 $(BUILD)/vm-payload/guest
+	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko $(wildcard kmod/mock/kvmai_mock_counters.ko) \
+	   $(wildcard kmod/compat/*.ko) $(BUILD)/vm-payload/
+	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \
+	   $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
+	cp $(BUILD)/selftests/guest/* $(BUILD)/vm-payload/guest/
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
 	mkdir -p $(BUILD)/vm-payload/testdata
@@ -76,7 +80,7 @@ vm-payload-kernel: vm-payload
 	$(MAKE) -C $(BUILD)/kmod-kernel KDIR=$$kdir/build KVMAI_TEST=y && \
 	cp -r $(BUILD)/vm-payload $(BUILD)/vm-payload-kernel && \
 	rm -f $(BUILD)/vm-payload-kernel/*.ko && \
-	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/mock/kvmai_mock_pmu.ko \
+	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/mock/*.ko \
 	   $$(ls $(BUILD)/kmod-kernel/compat/*.ko 2>/dev/null) $(BUILD)/vm-payload-kernel/
 
 # The selftests on the patched kernel alone.
@@ -110,6 +114,8 @@ check: vm-payload
 # Figures, not tests: P2P enable/disable against a setpci loop, in the VM.
 bench: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario bench
+	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --nested \
+		--workdir $(BUILD)/bench-l2 --scenario bench-l2
 
 regen:
 	tools/devenv/ynl-regen.sh $(KSRC)
