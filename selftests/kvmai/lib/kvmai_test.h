@@ -20,6 +20,8 @@ struct nl_msg;
 #define KVMAI_COMPAT_PATH "/kvmai/uncore_guest.ko"
 /* Test-only fake PMUs (kmod/mock). */
 #define KVMAI_MOCK_PATH "/kvmai/kvmai_mock_pmu.ko"
+/* Test-only counter pages (kmod/mock), on kernels with mediated devices. */
+#define KVMAI_MOCK_COUNTERS_PATH "/kvmai/kvmai_mock_counters.ko"
 
 struct kvmai_dev {
 	char name[32];
@@ -248,6 +250,31 @@ int kt_perf_open(const char *pmu, int cpu, bool exclude_guest);
 int kt_perf_try(const char *pmu, int cpu, bool exclude_guest);
 /* The CPUs of @cpu's package as a cpulist, and how many; -errno. */
 int kt_package_cpus(int cpu, char *list, size_t len);
+
+/* Counters devices (lib/ctrdev.c). */
+struct vfio_region_info;
+
+struct kt_vfio {
+	int container, group, device;
+};
+
+int kvmai_mock_counters_load(const char *params);
+bool kvmai_mock_counters_loaded(void);
+int kvmai_mock_counters_unload(void);
+/* A module parameter of the mock, or -errno. */
+long kt_mock_counters_param(const char *name);
+/* Creates @unit's counters device; its UUID in @uuid.  0 or -errno. */
+int kt_ctrdev_create(const char *unit, char *uuid, size_t len);
+int kt_ctrdev_remove(const char *uuid);
+void kt_ctrdev_remove_all(void);
+/* The device's kvmai/ sysfs attribute @attr (unit, vm, state). */
+int kt_ctrdev_attr(const char *uuid, const char *attr, char *buf, size_t len);
+/* Opens the device as QEMU does: its group in a type1 container. */
+int kt_vfio_open(const char *uuid, struct kt_vfio *v);
+void kt_vfio_close(struct kt_vfio *v);
+int kt_vfio_region(const struct kt_vfio *v, unsigned int index, struct vfio_region_info *info);
+/* Whether the kernel's last lines of log contain @needle. */
+bool kt_kmsg_has(const char *needle);
 
 /* The test-only mock provider's L3 unit (kmod/mock): a control and counter. */
 #define KT_MOCK_L3 "mock_uncore_l3"

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Counters devices in the emulated host: a unit's free-running counter
+ * page, given read-only to the VM that owns the unit (kmod/counters.c).
+ * The test-only mock provider (kmod/mock/kvmai_mock_counters.c) advances
+ * its counters at the rates given as module parameters, so values are
+ * checked too.  Each test acts as the operator (pmu assign, mdev create)
+ * and as the VMM (VFIO, as QEMU opens a sysfsdev).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/kvmai.h>
+#include <linux/kvmai_counters.h>
+#include <linux/vfio.h>
+
+#include "kselftest_harness.h"
+#include "lib/kvmai_test.h"
+
+#define BW "mock_bw"
+#define BW_SHARED "mock_bw_shared"
+#define NR_CTRS 9
+
+FIXTURE(ctr) {
+	struct nl_sock *sk;
+	int family;
+	char pkg0[64], pkg1[64];
+	char uuid[64];
+	struct kt_vfio v;
+	char ext[256];
+};
+
+FIXTURE_SETUP(ctr)
+{
+	int n;
+
+	self->v.container = self->v.group = self->v.device = -1;
+	if (access(KVMAI_MOCK_COUNTERS_PATH, F_OK))
+		SKIP(return, "no %s: this kernel has no mediated devices", KVMAI_MOCK_COUNTERS_PATH);
+	ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
+	self->sk = kvmai_genl_open(&self->family);
+	ASSERT_NE(NULL, self->sk);
+	n = kt_package_cpus(0, self->pkg0, sizeof(self->pkg0));
+	ASSERT_GT(n, 0);
+	ASSERT_GT(kt_package_cpus(n, self->pkg1, sizeof(self->pkg1)), 0);
+}
+
+FIXTURE_TEARDOWN(ctr)
+{
+	struct kt_pmu_req dump = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
+	struct kt_pmu vms[8];
+	int i, n = 0;
+
+	kt_vfio_close(&self->v);
+	if (!self->sk)
+		return;
+	kt_ctrdev_remove_all();
+	if (!kt_pmu_request(self->sk, self->family, &dump, vms, 8, &n, NULL, 0))
+		for (i = 0; i < n && i < 8; i++) {
+			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = vms[i].vm };
+
+			kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+		}
+	kvmai_genl_close(self->sk);
+	EXPECT_EQ(0, kvmai_mock_counters_unload());
+}
+
+static int own(FIXTURE_DATA(ctr) *self, const char *vm, const char *unit, const char *cpus,
+	       bool shared)
+{
+	struct kt_pmu_req req = {
+		.cmd = KVMAI_CMD_PMU_ASSIGN, .vm = vm, .units = { unit }, .cpus = cpus,
+		.shared = shared,
+	};
+
+	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL, self->ext,
+			      sizeof(self->ext));
+}
+
+static int give_back(FIXTURE_DATA(ctr) *self, const char *vm)
+{
+	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = vm };
+
+	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL, self->ext,
+			      sizeof(self->ext));
+}
+
+static int mdev_count(void)
+{
+	char out[4096];
+	int n = 0;
+	char *p;
+
+	if (run_capture("ls -d /sys/bus/mdev/devices/*/kvmai 2>/dev/null", out, sizeof(out)) < 0)
+		return -1;
+	for (p = out; (p = strstr(p, "/kvmai")); p++)
+		n++;
+	return n;
+}
+
+/* BAR0 of the device, mapped read-only as QEMU maps it. */
+static const volatile uint64_t *map_bar0(struct __test_metadata *_metadata,
+					 FIXTURE_DATA(ctr) *self, size_t *size)
+{
+	struct vfio_region_info info;
+	void *p;
+
+	EXPECT_EQ(0, kt_vfio_region(&self->v, VFIO_PCI_BAR0_REGION_INDEX, &info));
+	EXPECT_EQ(VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_MMAP, info.flags);
+	p = mmap(NULL, info.size, PROT_READ, MAP_SHARED, self->v.device, info.offset);
+	EXPECT_NE(MAP_FAILED, p);
+	*size = info.size;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void owned_and_open(struct __test_metadata *_metadata, FIXTURE_DATA(ctr) *self)
+{
+	ASSERT_EQ(0, own(self, "vm1", BW, self->pkg0, false)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	ASSERT_EQ(0, kt_vfio_open(self->uuid, &self->v));
+}
+
+/* Nobody owns the unit: the device cannot be created, no VM can have one. */
+TEST_F(ctr, unowned_unit_has_no_device)
+{
+	EXPECT_EQ(-EPERM, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	EXPECT_TRUE(kt_kmsg_has("unit " BW ": no VM owns it on package 0"));
+	EXPECT_EQ(0, mdev_count());
+}
+
+/*
+ * What the VMM and the guest see: a PCI function of class 0x110100 with
+ * the kvmai capability, the layout in BAR2, and counters in a read-only
+ * BAR0 that advance at exactly the mock's rates.
+ */
+TEST_F(ctr, owner_reads_counters_at_the_rates_generated)
+{
+	struct kvmai_ctrdev_counter ctrs[NR_CTRS];
+	struct kvmai_ctrdev_layout l;
+	struct vfio_region_info cfg, lay;
+	const volatile uint64_t *bar0;
+	uint64_t a[NR_CTRS], b[NR_CTRS];
+	uint8_t config[256];
+	char buf[64];
+	size_t size;
+	double secs;
+	int i;
+
+	owned_and_open(_metadata, self);
+	ASSERT_EQ(0, kt_ctrdev_attr(self->uuid, "vm", buf, sizeof(buf)));
+	EXPECT_STREQ("vm1", buf);
+	ASSERT_EQ(0, kt_ctrdev_attr(self->uuid, "state", buf, sizeof(buf)));
+	EXPECT_STREQ("live", buf);
+
+	ASSERT_EQ(0, kt_vfio_region(&self->v, VFIO_PCI_CONFIG_REGION_INDEX, &cfg));
+	ASSERT_EQ(256, pread(self->v.device, config, 256, cfg.offset));
+	EXPECT_EQ(KVMAI_CTRDEV_CLASS, config[9] | config[10] << 8 | config[11] << 16);
+	ASSERT_EQ(0x40, config[0x34]);
+	EXPECT_EQ(0x09, config[0x40]);
+	EXPECT_EQ(KVMAI_CTRDEV_MAGIC, config[0x43] | config[0x44] << 8 |
+		  config[0x45] << 16 | (uint32_t)config[0x46] << 24);
+
+	ASSERT_EQ(0, kt_vfio_region(&self->v, VFIO_PCI_BAR2_REGION_INDEX, &lay));
+	EXPECT_EQ(VFIO_REGION_INFO_FLAG_READ, lay.flags);
+	ASSERT_EQ(sizeof(l), pread(self->v.device, &l, sizeof(l), lay.offset));
+	EXPECT_EQ(KVMAI_CTRDEV_MAGIC, l.magic);
+	EXPECT_EQ(KVMAI_CTRDEV_LIVE, l.state);
+	EXPECT_STREQ(BW, l.unit);
+	ASSERT_EQ(NR_CTRS, l.nr_counters);
+	ASSERT_EQ(sizeof(ctrs), pread(self->v.device, ctrs, sizeof(ctrs), lay.offset + sizeof(l)));
+	ASSERT_EQ(KVMAI_CTR_CLOCK, ctrs[0].kind);
+
+	bar0 = map_bar0(_metadata, self, &size);
+	ASSERT_NE(NULL, bar0);
+	/* Not writable, not even by asking for it. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				   self->v.device, 0));
+	for (i = 0; i < NR_CTRS; i++)
+		a[i] = bar0[ctrs[i].offset / 8];
+	usleep(300 * 1000);
+	for (i = 0; i < NR_CTRS; i++)
+		b[i] = bar0[ctrs[i].offset / 8];
+	secs = (double)(b[0] - a[0]) / (double)ctrs[0].scale;
+	ASSERT_GT(secs, 0.2);
+	for (i = 1; i < NR_CTRS; i++) {
+		static const char *const param[] = {
+			[KVMAI_CTR_PCIE_IN] = "pcie_in_mbps", [KVMAI_CTR_PCIE_OUT] = "pcie_out_mbps",
+			[KVMAI_CTR_MEM_READ] = "mem_read_mbps", [KVMAI_CTR_MEM_WRITE] = "mem_write_mbps",
+		};
+		double want = kt_mock_counters_param(param[ctrs[i].kind]) * 1e6 * (ctrs[i].index + 1);
+		double got = (double)(b[i] - a[i]) * (double)ctrs[i].scale / secs;
+
+		EXPECT_LT(got, want * 1.01) TH_LOG("%s: %.0f B/s, generated %.0f", ctrs[i].name, got, want);
+		EXPECT_GT(got, want * 0.99) TH_LOG("%s: %.0f B/s, generated %.0f", ctrs[i].name, got, want);
+	}
+	/* The same values through the file, as QEMU reads when it has no mapping. */
+	ASSERT_EQ(8, pread(self->v.device, &a[0], 8, 0));
+	EXPECT_GE(a[0], b[0]);
+	munmap((void *)bar0, size);
+}
+
+/*
+ * The VM gives the unit back: its mapping reads all ones at once, the
+ * layout says revoked, the device cannot be opened again, and the host
+ * can count on the unit again.
+ */
+TEST_F(ctr, release_revokes_and_the_host_regains_the_unit)
+{
+	struct vfio_region_info lay;
+	const volatile uint64_t *bar0;
+	struct kvmai_ctrdev_layout l;
+	struct kt_vfio again;
+	char buf[64];
+	size_t size;
+
+	owned_and_open(_metadata, self);
+	EXPECT_EQ(-EBUSY, kt_perf_try(BW, 0, false));
+	bar0 = map_bar0(_metadata, self, &size);
+	ASSERT_NE(NULL, bar0);
+	EXPECT_NE(~0ULL, bar0[0]);
+
+	ASSERT_EQ(0, give_back(self, "vm1")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(~0ULL, bar0[0]);
+	EXPECT_EQ(~0ULL, bar0[size / 8 - 1]);
+	ASSERT_EQ(0, kt_vfio_region(&self->v, VFIO_PCI_BAR2_REGION_INDEX, &lay));
+	ASSERT_EQ(sizeof(l), pread(self->v.device, &l, sizeof(l), lay.offset));
+	EXPECT_EQ(KVMAI_CTRDEV_REVOKED, l.state);
+	ASSERT_EQ(0, kt_ctrdev_attr(self->uuid, "state", buf, sizeof(buf)));
+	EXPECT_STREQ("revoked", buf);
+	EXPECT_EQ(0, kt_perf_try(BW, 0, false));
+
+	/* Owned again, even by the same VM: this device stays revoked. */
+	munmap((void *)bar0, size);
+	kt_vfio_close(&self->v);
+	ASSERT_EQ(0, own(self, "vm1", BW, self->pkg0, false)) TH_LOG("%s", self->ext);
+	EXPECT_NE(0, kt_vfio_open(self->uuid, &again));
+	kt_vfio_close(&again);
+}
+
+/* The VM owns the unit, but not on the package the page counts. */
+TEST_F(ctr, other_package_refused)
+{
+	ASSERT_EQ(0, own(self, "vm1", BW, self->pkg1, false)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-EPERM, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	EXPECT_TRUE(kt_kmsg_has("unit " BW ": no VM owns it on package 0"));
+	EXPECT_EQ(0, mdev_count());
+}
+
+/* Packages shared with other tenants: the counters would see them. */
+TEST_F(ctr, shared_packages_refused)
+{
+	ASSERT_EQ(0, own(self, "vm1", BW, "0", true)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-EPERM, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	EXPECT_TRUE(kt_kmsg_has("unit " BW ": vm vm1 shares its packages"));
+	EXPECT_EQ(0, mdev_count());
+}
+
+/* A page that also holds another stack's counters is never mapped. */
+TEST_F(ctr, shared_page_refused)
+{
+	ASSERT_EQ(0, own(self, "vm1", BW_SHARED, self->pkg0, false)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-EACCES, kt_ctrdev_create(BW_SHARED, self->uuid, sizeof(self->uuid)));
+	EXPECT_TRUE(kt_kmsg_has("unit " BW_SHARED ": its counter page also holds PCIe stacks 2-3"));
+	EXPECT_EQ(0, mdev_count());
+}
+
+/* One device per unit and package: a second VMM cannot get its own. */
+TEST_F(ctr, one_device_per_unit)
+{
+	char second[64];
+
+	owned_and_open(_metadata, self);
+	EXPECT_GT(0, kt_ctrdev_create(BW, second, sizeof(second)));
+	EXPECT_EQ(1, mdev_count());
+}
+
+/* Removing the device while a VMM holds it revokes it for that VMM. */
+TEST_F(ctr, removal_revokes_a_held_mapping)
+{
+	const volatile uint64_t *bar0;
+	size_t size;
+	int status = -1, waited;
+	pid_t pid;
+
+	owned_and_open(_metadata, self);
+	bar0 = map_bar0(_metadata, self, &size);
+	ASSERT_NE(NULL, bar0);
+	/* The removal waits for the VMM to let go: let it go 1 s later. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Only the parent may hold it, or the removal waits for itself. */
+		munmap((void *)bar0, size);
+		kt_vfio_close(&self->v);
+		_exit(kt_ctrdev_remove(self->uuid) ? 1 : 0);
+	}
+	usleep(500 * 1000);
+	EXPECT_EQ(~0ULL, bar0[0]);
+	munmap((void *)bar0, size);
+	kt_vfio_close(&self->v);
+	for (waited = 0; waited < 100 && !waitpid(pid, &status, WNOHANG); waited++)
+		usleep(100 * 1000);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("removal: %#x", status);
+	EXPECT_EQ(0, mdev_count());
+}
+
+TEST_HARNESS_MAIN
