@@ -256,7 +256,7 @@ def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False)
 # 7.3.4 kernel under TCG's nested SVM died of a double fault, and its
 # emulated host reported lockdep splats (emulated-host.rst).  On 6.12, with
 # kvm_amd.vgif=0, the stage passed every run since.
-NESTED_SELFTESTS = "nested_test,kernel_health"
+NESTED_SELFTESTS = "nested_test,nested_counters_test,kernel_health"
 
 
 def stage_nested(tally, args):

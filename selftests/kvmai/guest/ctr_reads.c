@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ctr_reads - run by a guest of the emulated host (L2) on the kvmai
+ * counters device: read one counter in a loop for a while, either through
+ * the mapped BAR0 (no exits expected) or as a configuration-space
+ * register through sysfs, which the kernel reads with mechanism #1, ports
+ * 0xcf8/0xcfc (two port accesses, two exits, per read: the path agents
+ * reading uncore PCI registers take today).  Port I/O from user space
+ * itself (iopl/ioperm) faults in L2 under TCG's nested SVM.  Prints how many reads
+ * it made and their cost; the host counts the exits (nested_test.c).
+ *
+ *   ctr_reads mapped|pio SECONDS
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kvmai_counters.h>
+
+#define SYS_PCI "/sys/bus/pci/devices"
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The first function of class KVMAI_CTRDEV_CLASS, as kvmaistat finds it. */
+static int find_device(char *bdf, size_t len)
+{
+	DIR *d = opendir(SYS_PCI);
+	struct dirent *e;
+	int found = -1;
+
+	while (d && (e = readdir(d)) && found) {
+		char path[320];
+		unsigned int class = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), SYS_PCI "/%s/class", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%x", &class) == 1 && class == KVMAI_CTRDEV_CLASS) {
+			snprintf(bdf, len, "%s", e->d_name);
+			found = 0;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	volatile uint64_t sink = 0;
+	unsigned int dom, bus, dev, fn;
+	double secs, t0, t;
+	unsigned long reads = 0;
+	char bdf[256], path[320];
+	int pio;
+
+	if (argc != 3 || (strcmp(argv[1], "mapped") && strcmp(argv[1], "pio"))) {
+		fprintf(stderr, "usage: ctr_reads mapped|pio SECONDS\n");
+		return 2;
+	}
+	pio = !strcmp(argv[1], "pio");
+	secs = atof(argv[2]);
+	if (find_device(bdf, sizeof(bdf))) {
+		fprintf(stderr, "ctr_reads: no kvmai counters device\n");
+		return 1;
+	}
+	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 || dom)
+		return 1;
+	t0 = now();
+	if (pio) {
+		uint32_t val;
+		int fd;
+
+		/*
+		 * Linux on x86 reads the first 256 bytes of configuration
+		 * space of domain 0 with mechanism #1 even where ECAM exists:
+		 * one dword read is an outl to 0xcf8 and an inl from 0xcfc.
+		 */
+		snprintf(path, sizeof(path), SYS_PCI "/%s/config", bdf);
+		fd = open(path, O_RDONLY);
+		if (fd < 0) {
+			perror(path);
+			return 1;
+		}
+		do {
+			for (int i = 0; i < 100; i++) {
+				if (pread(fd, &val, 4, 0) != 4) {
+					perror(path);
+					return 1;
+				}
+				sink += val;
+			}
+			reads += 100;
+		} while ((t = now()) - t0 < secs);
+	} else {
+		const volatile uint64_t *bar0;
+		int fd;
+
+		snprintf(path, sizeof(path), SYS_PCI "/%s/resource0", bdf);
+		fd = open(path, O_RDONLY);
+		bar0 = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+		if (bar0 == MAP_FAILED) {
+			perror(path);
+			return 1;
+		}
+		do {
+			for (int i = 0; i < 10000; i++)
+				sink += bar0[0];
+			reads += 10000;
+		} while ((t = now()) - t0 < secs);
+	}
+	printf("ctr_reads %s %s reads %lu seconds %.3f ns_per_read %.1f\n", argv[1], bdf,
+	       reads, t - t0, (t - t0) * 1e9 / reads);
+	return sink == 1;	/* keeps the reads; never true in practice */
+}

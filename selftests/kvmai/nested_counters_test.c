@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A guest of the emulated host (L2) given a kvmai counters device the way
+ * an operator gives it: the VM owns the unit (pmu assign), the operator
+ * creates the mediated device and Debian's QEMU gets it as
+ * -device vfio-pci,sysfsdev=...; no VMM change.  In L2 a stock kernel and
+ * kvmaistat find the device by class and capability, and must report the
+ * rates the test-only mock provider generates; read loops in L2 must leave
+ * no I/O or MMIO exit in L1's KVM statistics through the mapping, and two
+ * per read through ports 0xcf8/0xcfc; revocation must reach kvmaistat.
+ * The L2 side is vmhost/scenarios/l2-counters.sh.
+ */
+#include <glob.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/kvmai.h>
+
+#include "kselftest_harness.h"
+#include "lib/kvmai_test.h"
+
+#define L2_SHARE "/usr/share/kvmai-l2/vmlinuz"
+#define BW "mock_bw"
+#define WORK "/tmp/l2-counters"
+#define OUT WORK ".out"
+/* L2 reads for 4 s from 1 s after announcing it; count the middle 3 s. */
+#define WINDOW_START_US 1500000
+#define WINDOW_US 3000000
+
+struct exits {
+	double t;
+	long io, mmio, all;
+};
+
+FIXTURE(l2ctr) {
+	struct nl_sock *sk;
+	int family;
+	char pkg0[64];
+	char uuid[64];
+	char ext[256];
+	pid_t l2;
+};
+
+FIXTURE_SETUP(l2ctr)
+{
+	self->l2 = -1;
+	if (access(L2_SHARE, F_OK))
+		SKIP(return, "emulated host booted without vmhost.py --nested");
+	if (access(KVMAI_MOCK_COUNTERS_PATH, F_OK))
+		SKIP(return, "no %s: this kernel has no mediated devices", KVMAI_MOCK_COUNTERS_PATH);
+	ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
+	self->sk = kvmai_genl_open(&self->family);
+	ASSERT_NE(NULL, self->sk);
+	ASSERT_GT(kt_package_cpus(0, self->pkg0, sizeof(self->pkg0)), 0);
+}
+
+FIXTURE_TEARDOWN(l2ctr)
+{
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
+
+	if (self->l2 > 0) {
+		kill(self->l2, SIGKILL);
+		waitpid(self->l2, NULL, 0);
+	}
+	if (!self->sk)
+		return;
+	kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+	kt_ctrdev_remove_all();
+	kvmai_genl_close(self->sk);
+	EXPECT_EQ(0, kvmai_mock_counters_unload());
+}
+
+static long kvm_stat(const char *name)
+{
+	char pattern[128];
+	long val = -1;
+	glob_t g;
+	FILE *f;
+
+	/* One VM runs: L2's QEMU (pid-fd). */
+	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/kvm/*-*/%s", name);
+	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1) {
+		globfree(&g);
+		return -1;
+	}
+	f = fopen(g.gl_pathv[0], "r");
+	if (f) {
+		if (fscanf(f, "%ld", &val) != 1)
+			val = -1;
+		fclose(f);
+	}
+	globfree(&g);
+	return val;
+}
+
+static void exits_now(struct exits *e)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	e->t = ts.tv_sec + ts.tv_nsec / 1e9;
+	e->io = kvm_stat("io_exits");
+	e->mmio = kvm_stat("mmio_exits");
+	e->all = kvm_stat("exits");
+}
+
+static bool results_have(const char *line)
+{
+	static char buf[65536];
+	FILE *f = fopen(WORK "/results.log", "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, line) != NULL;
+}
+
+/* ctr_reads' line for @mode: reads per second in L2, and ns per read. */
+static int reads_of(const char *out, const char *mode, double *per_s, double *ns)
+{
+	char key[32];
+	unsigned long reads;
+	double secs;
+	const char *p;
+
+	snprintf(key, sizeof(key), "ctr_reads %s ", mode);
+	p = strstr(out, key);
+	if (!p || sscanf(p + strlen(key), "%*s reads %lu seconds %lf ns_per_read %lf",
+			 &reads, &secs, ns) != 3 || secs <= 0)
+		return -1;
+	*per_s = reads / secs;
+	return 0;
+}
+
+/* Every rate in kvmaistat's JSON line @p against the mock's parameters. */
+static int check_rates(struct __test_metadata *_metadata, const char *p)
+{
+	static const struct {
+		const char *key, *param;
+	} rates[] = {
+		{ "\"in_gbps\":", "pcie_in_mbps" }, { "\"out_gbps\":", "pcie_out_mbps" },
+		{ "\"read_gbps\":", "mem_read_mbps" }, { "\"write_gbps\":", "mem_write_mbps" },
+	};
+	const char *end = strchr(p, '\n');
+	int checked = 0;
+
+	for (unsigned int r = 0; r < 4; r++) {
+		const char *q = p;
+		int index = 0;
+
+		/* Stack or channel i runs at (i + 1) times the parameter. */
+		while ((q = strstr(q, rates[r].key)) && (!end || q < end)) {
+			double got = atof(q + strlen(rates[r].key));
+			double want = kt_mock_counters_param(rates[r].param) / 1000.0 * ++index;
+
+			EXPECT_LT(got, want * 1.01) TH_LOG("%s%f GB/s, generated %f", rates[r].key, got, want);
+			EXPECT_GT(got, want * 0.99) TH_LOG("%s%f GB/s, generated %f", rates[r].key, got, want);
+			checked++;
+			q++;
+		}
+	}
+	return checked;
+}
+
+TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
+{
+	struct kt_pmu_req own = {
+		.cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "l2", .units = { BW }, .cpus = self->pkg0,
+	};
+	struct exits m0 = {}, m1 = {}, p0 = {}, p1 = {};
+	bool mapped = false, pio = false, revoked = false;
+	double map_rate, map_ns, pio_rate, pio_ns, map_reads, pio_reads;
+	static char out[131072];
+	int status = -1, samples = 0;
+	char cmd[512];
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
+				    sizeof(self->ext))) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	snprintf(cmd, sizeof(cmd),
+		 "l2-run -s l2-counters -w " WORK " -- "
+		 "-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/%s >" OUT " 2>&1", self->uuid);
+	self->l2 = fork();
+	ASSERT_LE(0, self->l2);
+	if (!self->l2) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+
+	/* Follow L2 through its announcements until it is done. */
+	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
+		if (!mapped && results_have("KVMAI-CTR begin mapped")) {
+			usleep(WINDOW_START_US);
+			exits_now(&m0);
+			usleep(WINDOW_US);
+			exits_now(&m1);
+			mapped = true;
+		} else if (!pio && results_have("KVMAI-CTR begin pio")) {
+			usleep(WINDOW_START_US);
+			exits_now(&p0);
+			usleep(WINDOW_US);
+			exits_now(&p1);
+			pio = true;
+		} else if (!revoked && results_have("KVMAI-CTR revoke-now")) {
+			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
+
+			/* Let kvmaistat take a few samples first. */
+			usleep(1000000);
+			EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
+						    self->ext, sizeof(self->ext)));
+			revoked = true;
+		}
+		usleep(100000);
+	}
+	self->l2 = -1;
+	f = fopen(OUT, "r");
+	ASSERT_NE(NULL, f);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	fclose(f);
+	out[n] = 0;
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
+
+	/* kvmaistat in L2: three samples at the generated rates. */
+	ASSERT_NE(NULL, strstr(out, "kvmaistat-exit 0")) TH_LOG("%s", out);
+	for (p = out; (p = strstr(p, "{\"device\":")) && samples < 3; p++) {
+		EXPECT_EQ(8, check_rates(_metadata, p)) TH_LOG("%.300s", p);
+		EXPECT_NE(NULL, strstr(p, "\"clock\":\"device\""));
+		samples++;
+	}
+	EXPECT_EQ(3, samples) TH_LOG("%s", out);
+
+	/* Exits, counted by L1's KVM over the middle of each read loop. */
+	ASSERT_TRUE(mapped && pio) TH_LOG("L2 never announced its read loops:\n%s", out);
+	ASSERT_LE(0, m0.io) TH_LOG("no KVM statistics in /sys/kernel/debug/kvm");
+	ASSERT_EQ(0, reads_of(out, "mapped", &map_rate, &map_ns)) TH_LOG("%s", out);
+	ASSERT_EQ(0, reads_of(out, "pio", &pio_rate, &pio_ns)) TH_LOG("%s", out);
+	map_reads = map_rate * (m1.t - m0.t);
+	pio_reads = pio_rate * (p1.t - p0.t);
+	ksft_print_msg("mapped: %.0f reads in %.2f s: %ld I/O, %ld MMIO exits (%ld exits of any kind); %.1f ns per read\n",
+		       map_reads, m1.t - m0.t, m1.io - m0.io, m1.mmio - m0.mmio, m1.all - m0.all,
+		       map_ns);
+	ksft_print_msg("0xcf8/0xcfc: %.0f reads in %.2f s: %.2f I/O exits per read (%ld exits of any kind); %.1f ns per read\n",
+		       pio_reads, p1.t - p0.t, (p1.io - p0.io) / pio_reads, p1.all - p0.all, pio_ns);
+	ksft_print_msg("per read: port I/O / mapped = %.0fx the time\n", pio_ns / map_ns);
+	EXPECT_GE(map_reads, 10000);
+	EXPECT_EQ(0, m1.io - m0.io);
+	EXPECT_EQ(0, m1.mmio - m0.mmio);
+	EXPECT_GE((p1.io - p0.io) / pio_reads, 1.9);
+
+	/* Revocation: kvmaistat saw all ones, then the revoked state. */
+	EXPECT_TRUE(revoked);
+	EXPECT_NE(NULL, strstr(out, "unit " BW " was revoked by the host")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "kvmaistat-exit 3")) TH_LOG("%s", out);
+	EXPECT_EQ(0, kt_perf_try(BW, 0, false)) TH_LOG("the host did not regain " BW);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,19 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# A guest of the emulated host given a kvmai counters device (nested_test.c
+# drives it from the host): kvmaistat's rates; then read loops whose exits
+# the host counts from its KVM statistics, each announced by a line the
+# host waits for and started a second later; then sampling until the host
+# revokes the device, which kvmaistat must report (exit 3).
+/kvmai/bin/kvmaistat -j -i 1000 -c 3
+echo "kvmaistat-exit $?"
+for mode in mapped pio; do
+	echo "KVMAI-CTR begin $mode"
+	sleep 1
+	/kvmai/guest/ctr_reads $mode 4
+	sleep 1
+done
+echo "KVMAI-CTR revoke-now"
+/kvmai/bin/kvmaistat -j -i 200 -c 150
+echo "kvmaistat-exit $?"
