@@ -51,8 +51,10 @@ check() {
 	tree=$scratch/tree
 	mkdir -p "$tree"
 	# Only the files the series touches: the tree is large, quilt needs
-	# just these (files the series creates do not exist yet).
+	# just these (files the series creates do not exist yet, even when a
+	# later patch of it changes them).
 	sed -n 's|^--- a/||p' "$scratch"/patches/*.patch | sort -u | while read -r f; do
+		[ -f "$K7/$f" ] || continue
 		mkdir -p "$tree/$(dirname "$f")"
 		cp "$K7/$f" "$tree/$f"
 	done
