@@ -3,7 +3,7 @@
  * kvmai - uncore counter pages, offered to the VM that owns their unit.
  *
  * Each page a provider registers becomes a mediated-device parent,
- * /sys/class/mdev_bus/kvmai-UNIT, with one type, "kvmai-counters".  The
+ * /sys/class/mdev_bus/kvmai-UNIT.PACKAGE, with one type, "kvmai-counters".  The
  * operator creates the device the way every mdev is created, and hands it
  * to QEMU (-device vfio-pci,sysfsdev=...) or libvirt (<hostdev
  * type='mdev'>): released VMMs need no change, and the VMM maps BAR0 into
@@ -279,7 +279,7 @@ int kvmai_counters_register(struct kvmai_counter_page *cp)
 			goto err_put;
 		}
 	}
-	ret = dev_set_name(&kp->dev, "kvmai-%s", cp->unit);
+	ret = dev_set_name(&kp->dev, "kvmai-%s.%u", cp->unit, cp->package);
 	if (ret)
 		goto err_put;
 	ret = device_add(&kp->dev);
@@ -333,13 +333,23 @@ int kvmai_counters_init(void)
 		return ret;
 	ret = mdev_register_driver(&kvmai_ctr_driver);
 	if (ret)
-		class_unregister(&kvmai_ctr_class);
+		goto err_class;
+	ret = kvmai_counters_intel_init();
+	if (ret)
+		goto err_driver;
+	return 0;
+
+err_driver:
+	mdev_unregister_driver(&kvmai_ctr_driver);
+err_class:
+	class_unregister(&kvmai_ctr_class);
 	return ret;
 }
 
 void kvmai_counters_exit(void)
 {
-	/* Providers hold the module: no page is registered any more. */
+	kvmai_counters_intel_exit();
+	/* Other providers hold the module: no page of theirs is left. */
 	mdev_unregister_driver(&kvmai_ctr_driver);
 	class_unregister(&kvmai_ctr_class);
 }

@@ -85,7 +85,8 @@ int kt_ctrdev_create(const char *unit, char *uuid, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 	snprintf(uuid, len, "%s", buf);
 	snprintf(path, sizeof(path),
-		 "/sys/class/mdev_bus/kvmai-%s/mdev_supported_types/kvmai-counters/create", unit);
+		 "/sys/class/mdev_bus/kvmai-%s.0/mdev_supported_types/kvmai-counters/create",
+		 unit);
 	return write_str(path, uuid);
 }
 

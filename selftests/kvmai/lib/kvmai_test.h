@@ -263,7 +263,7 @@ bool kvmai_mock_counters_loaded(void);
 int kvmai_mock_counters_unload(void);
 /* A module parameter of the mock, or -errno. */
 long kt_mock_counters_param(const char *name);
-/* Creates @unit's counters device; its UUID in @uuid.  0 or -errno. */
+/* Creates the counters device of @unit on package 0; its UUID in @uuid.  0 or -errno. */
 int kt_ctrdev_create(const char *unit, char *uuid, size_t len);
 int kt_ctrdev_remove(const char *uuid);
 void kt_ctrdev_remove_all(void);
