@@ -66,6 +66,8 @@ int run_capture(const char *cmd, char *buf, size_t len);
 
 bool kvmai_module_loaded(void);
 int kvmai_module_load(void);
+/* insmod kvmai.ko with module parameters; -EBUSY if it is loaded. */
+int kvmai_module_load_with(const char *params);
 int kvmai_module_unload(void);
 bool kvmai_mock_loaded(void);
 int kvmai_mock_load(void);

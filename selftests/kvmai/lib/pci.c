@@ -278,6 +278,18 @@ int kvmai_module_load(void)
 	return compat_load() ?: module_load("kvmai", KVMAI_MODULE_PATH);
 }
 
+int kvmai_module_load_with(const char *params)
+{
+	char cmd[256];
+
+	if (module_loaded("kvmai"))
+		return -EBUSY;
+	if (compat_load())
+		return -EIO;
+	snprintf(cmd, sizeof(cmd), "insmod %s %s", KVMAI_MODULE_PATH, params);
+	return system(cmd) == 0 ? 0 : -EIO;
+}
+
 int kvmai_module_unload(void)
 {
 	return module_unload("kvmai");
