@@ -9,7 +9,9 @@
  * itself (iopl/ioperm) faults in L2 under TCG's nested SVM.  Prints how many reads
  * it made and their cost; the host counts the exits (nested_test.c).
  *
- *   ctr_reads mapped|pio SECONDS
+ * Mode none runs the same loop without reads: the exits L2 takes anyway.
+ *
+ *   ctr_reads mapped|pio|none SECONDS
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -69,8 +71,9 @@ int main(int argc, char **argv)
 	char bdf[256], path[320];
 	int pio;
 
-	if (argc != 3 || (strcmp(argv[1], "mapped") && strcmp(argv[1], "pio"))) {
-		fprintf(stderr, "usage: ctr_reads mapped|pio SECONDS\n");
+	if (argc != 3 || (strcmp(argv[1], "mapped") && strcmp(argv[1], "pio") &&
+			  strcmp(argv[1], "none"))) {
+		fprintf(stderr, "usage: ctr_reads mapped|pio|none SECONDS\n");
 		return 2;
 	}
 	pio = !strcmp(argv[1], "pio");
@@ -82,7 +85,11 @@ int main(int argc, char **argv)
 	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 || dom)
 		return 1;
 	t0 = now();
-	if (pio) {
+	if (!strcmp(argv[1], "none")) {
+		do
+			reads++;
+		while ((t = now()) - t0 < secs);
+	} else if (pio) {
 		uint32_t val;
 		int fd;
 
