@@ -109,6 +109,16 @@ static void exits_now(struct exits *e)
 	e->all = kvm_stat("exits");
 }
 
+/* The exits over the middle of a read loop L2 just announced; true. */
+static bool window(struct exits *from, struct exits *to)
+{
+	usleep(WINDOW_START_US);
+	exits_now(from);
+	usleep(WINDOW_US);
+	exits_now(to);
+	return true;
+}
+
 static bool results_have(const char *line)
 {
 	static char buf[65536];
@@ -201,23 +211,11 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!none && results_have("KVMAI-CTR begin none")) {
-			usleep(WINDOW_START_US);
-			exits_now(&n0);
-			usleep(WINDOW_US);
-			exits_now(&n1);
-			none = true;
+			none = window(&n0, &n1);
 		} else if (!mapped && results_have("KVMAI-CTR begin mapped")) {
-			usleep(WINDOW_START_US);
-			exits_now(&m0);
-			usleep(WINDOW_US);
-			exits_now(&m1);
-			mapped = true;
+			mapped = window(&m0, &m1);
 		} else if (!pio && results_have("KVMAI-CTR begin pio")) {
-			usleep(WINDOW_START_US);
-			exits_now(&p0);
-			usleep(WINDOW_US);
-			exits_now(&p1);
-			pio = true;
+			pio = window(&p0, &p1);
 		} else if (!revoked && results_have("KVMAI-CTR revoke-now")) {
 			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
 
