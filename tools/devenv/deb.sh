@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Debian packages from debian/: kvmai-dkms (the module's sources, which
-# DKMS builds on the target for each kernel) and kvmaictl.
+# DKMS builds on the target for each kernel), kvmaictl and kvmaistat (the
+# guest's reader of counters devices).
 #
 #   deb.sh build   dpkg-buildpackage -us -uc -b in a scratch copy of the
 #                  tree (the files 'git ls-files' lists, tracked or new, as
@@ -169,6 +170,20 @@ check_contents() {
 		fail contents-kvmaictl "missing ${missing[*]}"
 	else
 		ok contents-kvmaictl
+	fi
+
+	# The guest's reader, a package of its own: guests need nothing else.
+	tool=$(deb_of kvmaistat)
+	list=$([ -z "$tool" ] || dpkg-deb -c "$tool" | awk '{print $6}' | sed 's|^\./|/|')
+	missing=()
+	for f in /usr/bin/kvmaistat /usr/share/man/man1/kvmaistat.1.gz \
+		/usr/share/doc/kvmaistat/copyright; do
+		grep -qxF "$f" <<<"$list" || missing+=("$f")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		fail contents-kvmaistat "missing ${missing[*]}"
+	else
+		ok contents-kvmaistat
 	fi
 }
 
