@@ -334,13 +334,9 @@ int kvmai_counters_init(void)
 	ret = mdev_register_driver(&kvmai_ctr_driver);
 	if (ret)
 		goto err_class;
-	ret = kvmai_counters_intel_init();
-	if (ret)
-		goto err_driver;
+	kvmai_counters_intel_init();
 	return 0;
 
-err_driver:
-	mdev_unregister_driver(&kvmai_ctr_driver);
 err_class:
 	class_unregister(&kvmai_ctr_class);
 	return ret;

@@ -151,25 +151,25 @@ void kvmai_counters_intel_exit(void)
 	kvmai_icx_pages = NULL;
 }
 
-int kvmai_counters_intel_init(void)
+void kvmai_counters_intel_init(void)
 {
 	struct pci_dev *pdev = NULL;
 	unsigned int n = 0;
 	int ret = 0;
 
 	if (!intel_imc_pages || !x86_match_cpu(kvmai_icx_ids))
-		return 0;
+		return;
 	while ((pdev = pci_get_device(PCI_VENDOR_ID_INTEL, ICX_MC_DEVICE, pdev)))
 		n++;
 	if (!n) {
 		pr_warn("intel_imc_pages: no memory controller function %04x:%04x\n",
 			PCI_VENDOR_ID_INTEL, ICX_MC_DEVICE);
-		return 0;
+		return;
 	}
 	kvmai_icx_max = n * ICX_NR_MC;
 	kvmai_icx_pages = kcalloc(kvmai_icx_max, sizeof(*kvmai_icx_pages), GFP_KERNEL);
 	if (!kvmai_icx_pages)
-		return -ENOMEM;
+		return;
 	while (!ret && (pdev = pci_get_device(PCI_VENDOR_ID_INTEL, ICX_MC_DEVICE, pdev))) {
 		ret = kvmai_icx_add(pdev);
 		if (ret) {
@@ -177,7 +177,7 @@ int kvmai_counters_intel_init(void)
 			pci_dev_put(pdev);
 		}
 	}
+	/* All or none, and never a reason for kvmai itself not to load. */
 	if (ret)
 		kvmai_counters_intel_exit();
-	return ret;
 }

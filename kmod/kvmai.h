@@ -258,7 +258,7 @@ void kvmai_ctrdev_revoke(struct kvmai_ctrdev *cd);
 
 int kvmai_counters_init(void);
 void kvmai_counters_exit(void);
-int kvmai_counters_intel_init(void);
+void kvmai_counters_intel_init(void);
 void kvmai_counters_intel_exit(void);
 void kvmai_counters_revoke(const char *unit, const char *vm);
 #else
