@@ -238,8 +238,14 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	/* kvmaistat in L2: three samples at the generated rates. */
 	ASSERT_NE(NULL, strstr(out, "kvmaistat-exit 0")) TH_LOG("%s", out);
 	for (p = out; (p = strstr(p, "{\"device\":")) && samples < 3; p++) {
+		const char *iv = strstr(p, "\"interval_s\":");
+
 		EXPECT_EQ(8, check_rates(_metadata, p)) TH_LOG("%.300s", p);
 		EXPECT_NE(NULL, strstr(p, "\"clock\":\"device\""));
+		/* The device's clock keeps L2's time too: kvmaistat ran with -i 1000. */
+		ASSERT_NE(NULL, iv);
+		EXPECT_GT(atof(iv + strlen("\"interval_s\":")), 0.9) TH_LOG("%.300s", p);
+		EXPECT_LT(atof(iv + strlen("\"interval_s\":")), 1.25) TH_LOG("%.300s", p);
 		samples++;
 	}
 	EXPECT_EQ(3, samples) TH_LOG("%s", out);
