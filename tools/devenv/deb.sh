@@ -359,9 +359,10 @@ session() {
 		fail dkms-added "dkms status knows no kvmai/$ver"
 	fi
 
-	# Debian's 6.12 has no series: uncore_guest.ko as well, kvmai.ko on it.
+	# Debian's 6.12 has no series: uncore_guest.ko as well, kvmai.ko on it,
+	# and on mdev.ko and vfio.ko for its counters devices.
 	dkms_kernel 6.12 "$kver" "$K612/usr/src/linux-headers-$kver" "$K612/lib/modules/$kver" \
-		"kvmai uncore_guest" uncore_guest
+		"kvmai uncore_guest" "mdev,uncore_guest,vfio"
 
 	# The patched test kernel, if 'make kernel' built it (an O= build: the
 	# series' header is in the source tree its Makefile includes).
@@ -372,7 +373,8 @@ session() {
 		srctree=$(sed -n 's|^include \(/.*\)/Makefile$|\1|p' "$kbuild/Makefile" | head -n 1)
 		[ -z "$srctree" ] || bind_ro "$srctree"
 		kver=$(find "$kdir/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
-		dkms_kernel series "$kver" "$kbuild" "$kdir/lib/modules/$kver" kvmai ""
+		# Its VFIO is built in, mdev a module (patches/kernel.config).
+		dkms_kernel series "$kver" "$kbuild" "$kdir/lib/modules/$kver" kvmai mdev
 	else
 		note "no patched kernel ('make kernel'): DKMS checked on 6.12 only"
 	fi
@@ -416,7 +418,8 @@ session() {
 
 # dkms build and install of kvmai for one kernel: NAME KVER KSRC MODULES
 # WANT DEP, MODULES being the kernel's /lib/modules/KVER.  The modules built
-# must be WANT, no more; kvmai.ko must depend on DEP and have no test-only
+# must be WANT, no more; kvmai.ko must depend on DEP (a sorted comma list,
+# as modinfo's order is modpost's) and have no test-only
 # parameters, although KVMAI_TEST=y is in dkms's environment (dkms.conf's
 # MAKE line overrides it).
 dkms_kernel() {
@@ -436,7 +439,7 @@ dkms_kernel() {
 	ko=$(find "$moddir" -name 'kvmai.ko*' 2>/dev/null | head -n 1)
 	ko=/${ko#"$ROOT"/}
 	parm=$(ch modinfo -F parm "$ko" 2>>"$LOG" | grep -c 'test only' || true)
-	depends=$(ch modinfo -F depends "$ko" 2>>"$LOG" || true)
+	depends=$(ch modinfo -F depends "$ko" 2>>"$LOG" | tr ',' '\n' | sort | paste -sd, || true)
 	vermagic=$(ch modinfo -F vermagic "$ko" 2>>"$LOG" | awk '{print $1}' || true)
 	if [ "$got" != "$want" ]; then
 		fail "dkms-modules-$name" "built '$got', expected '$want'"
