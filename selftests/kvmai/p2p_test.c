@@ -449,19 +449,6 @@ TEST_F(p2p, translated_group_closes_when_a_member_loses_ats)
 		TH_LOG("%s", self->ext);
 }
 
-static int sysfs_write_ret(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(val, f) < 0 ? -EIO : 0;
-	if (fclose(f))
-		ret = -errno;
-	return ret;
-}
-
 static void sysfs_write(const char *path, const char *val)
 {
 	FILE *f = fopen(path, "w");

@@ -17,43 +17,6 @@
 
 #include "kvmai_test.h"
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return (int)n;
-}
-
-int kvmai_mock_counters_load(const char *params)
-{
-	char cmd[256];
-
-	if (kvmai_module_load())
-		return -EIO;
-	if (kvmai_mock_counters_loaded())
-		return 0;
-	snprintf(cmd, sizeof(cmd), "insmod %s %s", KVMAI_MOCK_COUNTERS_PATH, params ?: "");
-	return system(cmd) == 0 ? 0 : -EIO;
-}
-
-bool kvmai_mock_counters_loaded(void)
-{
-	return !access("/sys/module/kvmai_mock_counters", F_OK);
-}
-
-int kvmai_mock_counters_unload(void)
-{
-	if (!kvmai_mock_counters_loaded())
-		return 0;
-	return system("rmmod kvmai_mock_counters") == 0 ? 0 : -EIO;
-}
-
 long kt_mock_counters_param(const char *name)
 {
 	char path[128];
@@ -87,7 +50,7 @@ int kt_ctrdev_create(const char *unit, char *uuid, size_t len)
 	snprintf(path, sizeof(path),
 		 "/sys/class/mdev_bus/kvmai-%s.0/mdev_supported_types/kvmai-counters/create",
 		 unit);
-	return write_str(path, uuid);
+	return sysfs_write_ret(path, uuid);
 }
 
 int kt_ctrdev_remove(const char *uuid)
@@ -97,7 +60,7 @@ int kt_ctrdev_remove(const char *uuid)
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/remove", uuid);
 	if (access(path, F_OK))
 		return 0;
-	return write_str(path, "1");
+	return sysfs_write_ret(path, "1");
 }
 
 void kt_ctrdev_remove_all(void)

@@ -63,6 +63,8 @@ int pci_bind(const char *bdf, const char *driver);
 int pci_iommu_group(const char *bdf);
 /* Run a shell command, capture up to @len bytes of stdout; returns status. */
 int run_capture(const char *cmd, char *buf, size_t len);
+/* Writes @val to sysfs file @path: 0 or -errno (the write's own error). */
+int sysfs_write_ret(const char *path, const char *val);
 
 bool kvmai_module_loaded(void);
 int kvmai_module_load(void);

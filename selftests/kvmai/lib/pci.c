@@ -238,15 +238,20 @@ static bool module_loaded(const char *name)
 	return access(path, F_OK) == 0;
 }
 
-/* insmod @path unless @name is loaded: 0 or -EIO. */
-static int module_load(const char *name, const char *path)
+/* insmod @path with @params unless @name is loaded: 0 or -EIO. */
+static int module_load_params(const char *name, const char *path, const char *params)
 {
 	char cmd[256];
 
 	if (module_loaded(name))
 		return 0;
-	snprintf(cmd, sizeof(cmd), "insmod %s", path);
+	snprintf(cmd, sizeof(cmd), "insmod %s %s", path, params);
 	return system(cmd) == 0 ? 0 : -EIO;
+}
+
+static int module_load(const char *name, const char *path)
+{
+	return module_load_params(name, path, "");
 }
 
 /* rmmod @name if it is loaded: 0 or -EIO. */
@@ -280,14 +285,9 @@ int kvmai_module_load(void)
 
 int kvmai_module_load_with(const char *params)
 {
-	char cmd[256];
-
 	if (module_loaded("kvmai"))
 		return -EBUSY;
-	if (compat_load())
-		return -EIO;
-	snprintf(cmd, sizeof(cmd), "insmod %s %s", KVMAI_MODULE_PATH, params);
-	return system(cmd) == 0 ? 0 : -EIO;
+	return compat_load() ?: module_load_params("kvmai", KVMAI_MODULE_PATH, params);
 }
 
 int kvmai_module_unload(void)
@@ -308,6 +308,35 @@ int kvmai_mock_load(void)
 int kvmai_mock_unload(void)
 {
 	return module_unload("kvmai_mock_pmu");
+}
+
+bool kvmai_mock_counters_loaded(void)
+{
+	return module_loaded("kvmai_mock_counters");
+}
+
+int kvmai_mock_counters_load(const char *params)
+{
+	return kvmai_module_load() ?: module_load_params("kvmai_mock_counters",
+						 KVMAI_MOCK_COUNTERS_PATH, params ?: "");
+}
+
+int kvmai_mock_counters_unload(void)
+{
+	return module_unload("kvmai_mock_counters");
+}
+
+int sysfs_write_ret(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(val, f) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
 }
 
 bool kernel_symbol(const char *symbol, char *module, size_t len)
