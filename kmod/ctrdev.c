@@ -242,14 +242,15 @@ static ssize_t kvmai_ctrdev_rw(struct kvmai_ctrdev *cd, char __user *ubuf, size_
 	return len;
 }
 
-static ssize_t kvmai_ctrdev_read(struct vfio_device *vdev, char __user *buf, size_t count,
-				 loff_t *ppos)
+/* A read(2) or write(2) of @count bytes, as the accesses a CPU would make. */
+static ssize_t kvmai_ctrdev_access(struct vfio_device *vdev, char __user *buf, size_t count,
+				   loff_t *ppos, bool write)
 {
 	struct kvmai_ctrdev *cd = container_of(vdev, struct kvmai_ctrdev, vdev);
 	ssize_t done = 0, ret;
 
 	while (count) {
-		ret = kvmai_ctrdev_rw(cd, buf + done, count, ppos, false);
+		ret = kvmai_ctrdev_rw(cd, buf + done, count, ppos, write);
 		if (ret < 0)
 			return done ?: ret;
 		done += ret;
@@ -258,20 +259,16 @@ static ssize_t kvmai_ctrdev_read(struct vfio_device *vdev, char __user *buf, siz
 	return done;
 }
 
+static ssize_t kvmai_ctrdev_read(struct vfio_device *vdev, char __user *buf, size_t count,
+				 loff_t *ppos)
+{
+	return kvmai_ctrdev_access(vdev, buf, count, ppos, false);
+}
+
 static ssize_t kvmai_ctrdev_write(struct vfio_device *vdev, const char __user *buf,
 				  size_t count, loff_t *ppos)
 {
-	struct kvmai_ctrdev *cd = container_of(vdev, struct kvmai_ctrdev, vdev);
-	ssize_t done = 0, ret;
-
-	while (count) {
-		ret = kvmai_ctrdev_rw(cd, (char __user *)buf + done, count, ppos, true);
-		if (ret < 0)
-			return done ?: ret;
-		done += ret;
-		count -= ret;
-	}
-	return done;
+	return kvmai_ctrdev_access(vdev, (char __user *)buf, count, ppos, true);
 }
 
 static vm_fault_t kvmai_ctrdev_fault(struct vm_fault *vmf)
