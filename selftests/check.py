@@ -302,9 +302,10 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
             if args.verbose:
                 print(line, end="")
         rc = proc.wait()
-        # QEMU crashing, or its guest's vCPUs stalling, is the emulator's
-        # failure, not a test's: one fresh boot, said loudly, and only the
-        # second run's results count.
+        # QEMU crashing, its guest's vCPUs stalling or its guest resetting
+        # without a kernel message is the emulator's failure, not a test's
+        # (vmhost.py's emulator_failure()): one fresh boot, said loudly,
+        # and only the second run's results count.
         if rc != QEMU_CRASHED or attempt == 2:
             break
         # Keep the failed boot's console: the next boot starts a new one.
@@ -312,7 +313,7 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
         (TOP / "build" / stage / "console.log").replace(kept)
         tally.retries.append(f"{stage}: boot {attempt} ended by the emulator "
                              f"(console: {kept}); booted once more")
-        print(f"check: {stage}: QEMU crashed or its guest stalled (see above); "
+        print(f"check: {stage}: the emulator failed (see above); "
               "booting once more", flush=True)
     seen = parse_selftests(tally, stage, "".join(out))
     if not seen:

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Tests of vmhost.py's verdicts on how a boot ended, printed as KTAP so that
+check.py's host stage counts them as it counts the C tests.
+
+These decide whether check.py boots the emulated host once more (the
+emulator failed) or counts the run as it is (the guest failed), so a wrong
+verdict either hides a guest's crash or fails CI on TCG's."""
+
+import importlib.util
+import sys
+import unittest
+from pathlib import Path
+
+# Run from the tree or installed as build/selftests/host/vmhost_test:
+# vmhost.py is the tree's, found upwards from here.
+SRC = next(d / "selftests/vmhost/vmhost.py" for d in Path(__file__).resolve().parents
+           if (d / "selftests/vmhost/vmhost.py").exists())
+spec = importlib.util.spec_from_file_location("vmhost", SRC)
+vmhost = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(vmhost)
+
+# The last console lines of CI15's nested stage: the emulated host reset
+# while its L2 booted, and the last thing its kernel said was about L2.
+TRIPLE_FAULT = """\
+[   14.160201] kvm_amd: Nested Virtualization enabled
+[   14.454164] kvm: kvm [451]: vcpu0, guest rIP: 0xffffffffac09e458 Unhandled WRMSR(0xc0010007) = 0xffff
+"""
+PANIC = TRIPLE_FAULT + """\
+[   15.0] Kernel panic - not syncing: Fatal exception
+[   15.1] Rebooting in 1 seconds..
+"""
+OOPS = TRIPLE_FAULT + """\
+[   15.0] BUG: kernel NULL pointer dereference, address: 0000000000000008
+[   15.0] Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI
+"""
+REBOOT = "[   15.0] reboot: Restarting system\n"
+
+
+class EmulatorFailure(unittest.TestCase):
+    def test_silent_reset_is_the_emulators(self):
+        self.assertIn("triple fault", vmhost.emulator_failure(0, TRIPLE_FAULT))
+
+    def test_reset_before_any_console_output_is_the_emulators(self):
+        self.assertIsNotNone(vmhost.emulator_failure(0, ""))
+
+    def test_panic_is_the_guests(self):
+        self.assertIsNone(vmhost.emulator_failure(0, PANIC))
+
+    def test_oops_then_reset_is_the_guests(self):
+        self.assertIsNone(vmhost.emulator_failure(0, OOPS))
+
+    def test_reboot_by_the_guest_is_the_guests(self):
+        self.assertIsNone(vmhost.emulator_failure(0, REBOOT))
+
+    def test_signal_is_the_emulators(self):
+        self.assertIn("signal 11", vmhost.emulator_failure(-11, TRIPLE_FAULT))
+
+    def test_qemu_error_exit_is_not_retried(self):
+        # QEMU exits 1 on a bad option or a device it cannot create: a
+        # mistake of ours that a second boot repeats.
+        self.assertIsNone(vmhost.emulator_failure(1, ""))
+
+
+def main():
+    tests = list(unittest.defaultTestLoader.loadTestsFromTestCase(EmulatorFailure))
+    print("TAP version 13")
+    print(f"1..{len(tests)}")
+    failed = 0
+    for i, test in enumerate(tests, 1):
+        result = unittest.TestResult()
+        test.run(result)
+        name = test.id().rsplit(".", 2)[-2:]
+        bad = result.failures + result.errors
+        if bad:
+            failed += 1
+            print("# " + bad[0][1].replace("\n", "\n# ").rstrip("# \n"))
+        print(f"{'not ok' if bad else 'ok'} {i} {'.'.join(name)}")
+    print(f"# Totals: pass:{len(tests) - failed} fail:{failed} xfail:0 xpass:0 skip:0 error:0")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
