@@ -198,6 +198,24 @@ def stage_patches(tally, args):
     # A failure no line above accounts for (the series does not apply...).
     if not counted or (proc.returncode and tally.failed == failed_before):
         tally.add("patches", "series", "fail", (out.strip().splitlines() or ["no output"])[-1])
+    # kvm-ai's QEMU patches: QEMU's checkpatch, and applied to their base.
+    proc = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "check"],
+                          capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    if args.verbose or proc.returncode:
+        print(out)
+    counted, failed_before = 0, tally.failed
+    for line in out.splitlines():
+        if line.startswith("checkpatch: qemu/"):
+            name, verdict = line[len("checkpatch: "):].split(": ", 1)
+            tally.add("patches", f"checkpatch {name}",
+                      "pass" if verdict == "0 errors, 0 warnings" else "fail", verdict)
+            counted += 1
+        elif line.startswith("applied: qemu/"):
+            tally.add("patches", f"apply {line.split(': ', 1)[1]}", "pass")
+            counted += 1
+    if not counted or (proc.returncode and tally.failed == failed_before):
+        tally.add("patches", "qemu series", "fail", (out.strip().splitlines() or ["no output"])[-1])
     # The series as distributions take it: a quilt queue (make patches-export).
     proc = subprocess.run([str(TOP / "tools/devenv/patches-export.sh"), "--check"],
                           capture_output=True, text=True)
@@ -292,6 +310,12 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
                 f"kvmai.selftests={args.selftests or LIBVIRT_SELFTESTS}"]
     elif nested:
         cmd += ["--nested", "--append", f"kvmai.selftests={args.selftests or NESTED_SELFTESTS}"]
+        # kvm-ai's patched QEMU (make qemu), for the cases that need it;
+        # without it they fail saying so.
+        qdir = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "dir"], capture_output=True,
+                              text=True).stdout.strip()
+        if qdir:
+            cmd += ["--kvmai-qemu", f"{qdir}/bin/qemu-system-x86_64"]
     elif args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     for attempt in (1, 2):

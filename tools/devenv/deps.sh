@@ -73,6 +73,9 @@ PKGS=(
 	busybox-static pciutils
 	# patches-export --check
 	quilt
+	# kvm-ai's QEMU (tools/devenv/qemu.sh; meson and pycotap come from
+	# backports below)
+	libglib2.0-dev zlib1g-dev ninja-build curl
 	# Debian packages (make deb, deb-check: tools/devenv/deb.sh): build
 	# (dh-dkms is debian/control's dh-sequence-dkms), lintian, and the
 	# clean bookworm chroot of 'deb.sh check' (dkms itself goes there)
@@ -98,6 +101,16 @@ case "$qver" in
 		"${QEMU_PKGS[@]/%//bookworm-backports}" >/dev/null
 	;;
 esac
+
+# What QEMU 10's build needs newer than bookworm has: meson >= 1.5 and
+# pycotap (its configure checks both; the orig tarball bundles neither).
+QBUILD_PKGS=(meson python3-pycotap)
+if ! dpkg-query -W -f='${Version}' meson 2>/dev/null | grep -q bpo12 ||
+	! dpkg-query -W -f='${Status}' python3-pycotap 2>/dev/null | grep -q 'ok installed'; then
+	log "installing ${QBUILD_PKGS[*]} from bookworm-backports (QEMU's build)"
+	apt-get install -y -qq --no-install-recommends \
+		"${QBUILD_PKGS[@]/%//bookworm-backports}" >/dev/null
+fi
 
 # libvirt's validator (virt-xml-validate, in libvirt-clients) and its
 # RELAX NG schemas (libvirt-common), for the tests of `kvmaictl vm plan
@@ -191,6 +204,22 @@ EOS
 	make -s -C "$K7" kernelversion >"$K7/.kver"
 	rm -rf "$A/deb"
 	touch "$K7/.complete"
+fi
+
+# The source of the QEMU kvm-ai's QEMU patches apply to (patches/qemu/base):
+# the orig tarball of Debian's package, checked against its checksum.
+QSRC=$CACHE/qemu-source
+qtar=$(sed -n 's/^tarball=//p' "$top/patches/qemu/base")
+qsum=$(sed -n 's/^sha256=//p' "$top/patches/qemu/base")
+if [ ! -f "$QSRC/$qtar" ] || ! echo "$qsum  $QSRC/$qtar" | sha256sum -c --quiet 2>/dev/null; then
+	log "downloading $qtar"
+	mkdir -p "$QSRC"
+	rm -f "$QSRC/$qtar.part"
+	curl -fsS -o "$QSRC/$qtar.part" "$MIRROR/pool/main/q/qemu/${qtar//+/%2B}" ||
+		die "could not download $MIRROR/pool/main/q/qemu/$qtar"
+	echo "$qsum  $QSRC/$qtar.part" | sha256sum -c --quiet ||
+		die "$qtar does not match patches/qemu/base's sha256"
+	mv "$QSRC/$qtar.part" "$QSRC/$qtar"
 fi
 
 log "ok: qemu $(dpkg-query -W -f='${Version}' qemu-system-x86)," \
