@@ -9,6 +9,11 @@
  * no I/O or MMIO exit in L1's KVM statistics through the mapping, and two
  * per read through ports 0xcf8/0xcfc; revocation must reach kvmaistat.
  * The L2 side is vmhost/scenarios/l2-counters.sh.
+ *
+ * A guest store to the read-only BAR0 must be dropped with the VM running
+ * on: that takes kvm-ai's QEMU patches (patches/qemu/; Debian's QEMU ends
+ * the VM), which vmhost.py --kvmai-qemu puts in the emulated host.  The
+ * L2 side is vmhost/scenarios/l2-ctr-write.sh.
  */
 #include <glob.h>
 #include <signal.h>
@@ -25,6 +30,7 @@
 #include "lib/kvmai_test.h"
 
 #define L2_SHARE "/usr/share/kvmai-l2/vmlinuz"
+#define KVMAI_QEMU "/usr/libexec/kvmai/qemu-system-x86_64"
 #define BW "mock_bw"
 #define WORK "/tmp/l2-counters"
 #define OUT WORK ".out"
@@ -275,6 +281,93 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	EXPECT_NE(NULL, strstr(out, "unit " BW " was revoked by the host")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "kvmaistat-exit 3")) TH_LOG("%s", out);
 	EXPECT_EQ(0, kt_perf_try(BW, 0, false)) TH_LOG("the host did not regain " BW);
+}
+
+/* The whole of @path, NUL-terminated, in @buf; its length or -1. */
+static long slurp(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n;
+}
+
+TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
+{
+	struct kt_pmu_req own = {
+		.cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "l2", .units = { BW }, .cpus = self->pkg0,
+	};
+	unsigned long long last0, last1, clk0, clk1, clk2;
+	bool begun = false, ended = false;
+	struct exits w0 = {}, w1 = {};
+	static char out[65536], qlog[65536];
+	unsigned long reads;
+	int status = -1;
+	char cmd[512];
+	const char *p;
+
+	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK))
+		TH_LOG("no kvm-ai QEMU at " KVMAI_QEMU " (make qemu; vmhost.py --kvmai-qemu)");
+	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
+				    sizeof(self->ext))) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	/* -d guest_errors: QEMU says what it dropped, on its stderr (qemu.log). */
+	snprintf(cmd, sizeof(cmd),
+		 "l2-run -q " KVMAI_QEMU " -s l2-ctr-write -w " WORK " -- -d guest_errors "
+		 "-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/%s >" OUT " 2>&1", self->uuid);
+	self->l2 = fork();
+	ASSERT_LE(0, self->l2);
+	if (!self->l2) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (int waited = 0; waited < 2500 && !waitpid(self->l2, &status, WNOHANG); waited++) {
+		if (!begun && results_have("KVMAI-CTR begin write")) {
+			exits_now(&w0);
+			begun = true;
+		} else if (begun && !ended && results_have("KVMAI-CTR end write")) {
+			exits_now(&w1);
+			ended = true;
+		}
+		usleep(100000);
+	}
+	self->l2 = -1;
+	ASSERT_LT(0, slurp(OUT, out, sizeof(out)));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
+	ASSERT_TRUE(begun && ended) TH_LOG("L2 did not get through its stores:\n%s", out);
+
+	/* L2 lived on, its stores changed nothing, and the mapping kept counting. */
+	p = strstr(out, "ctr_reads write ");
+	p = p ? strstr(p, " stores 2 ") : NULL;
+	ASSERT_NE(NULL, p) TH_LOG("%s", out);
+	ASSERT_EQ(6, sscanf(p, " stores 2 last %llx -> %llx clock %llu %llu %llu reads %lu",
+			    &last0, &last1, &clk0, &clk1, &clk2, &reads)) TH_LOG("%s", p);
+	EXPECT_EQ(last0, last1);
+	EXPECT_NE(0x5a5a5a5a5a5a5a5aULL, clk1);
+	EXPECT_LE(clk0, clk1);
+	EXPECT_LT(clk1, clk2) TH_LOG("the device's clock stopped after the stores");
+	EXPECT_NE(NULL, strstr(out, "ctr_reads-exit 0")) TH_LOG("%s", out);
+
+	/* Each store exited to QEMU (a read-only slot); the reads did not. */
+	ASSERT_LE(0, w0.mmio) TH_LOG("no KVM statistics in /sys/kernel/debug/kvm");
+	ksft_print_msg("stores: 2; %lu mapped reads around them; %ld MMIO, %ld I/O exits (%ld of any kind) in %.2f s\n",
+		       reads, w1.mmio - w0.mmio, w1.io - w0.io, w1.all - w0.all, w1.t - w0.t);
+	EXPECT_GE(w1.mmio - w0.mmio, 2);
+	EXPECT_LT(w1.mmio - w0.mmio, 100);
+	EXPECT_GE(reads, 10000);
+
+	/* QEMU said which writes it dropped. */
+	ASSERT_LT(0, slurp(WORK "/qemu.log", qlog, sizeof(qlog)));
+	p = strstr(qlog, "to read-only region");
+	ASSERT_NE(NULL, p) TH_LOG("qemu.log:\n%s", qlog);
+	while (p > qlog && p[-1] != '\n')
+		p--;
+	ksft_print_msg("QEMU: %.*s\n", (int)strcspn(p, "\n"), p);
 }
 
 TEST_HARNESS_MAIN

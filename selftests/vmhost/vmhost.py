@@ -337,20 +337,26 @@ def find_firmware(cfg):
     return firmware
 
 
-def build_nested(kernel, base, cfg):
+def build_nested(kernel, base, cfg, kvmai_qemu=None):
     """What the emulated host needs to run guests of its own (L2, under KVM on
     nested SVM), cached by content: Debian's QEMU with its libraries and the
     firmware it loads, and the kernel and base initramfs L2 boots, the same as
     the emulated host's, so that an L2 guest runs the same /init and scenarios
-    (guest/l2-run adds the run's payload)."""
+    (guest/l2-run adds the run's payload).  With kvmai_qemu, also that QEMU
+    (kvm-ai's patches, tools/devenv/qemu.sh) as
+    /usr/libexec/kvmai/qemu-system-x86_64, for the tests that need it."""
     qemu = Path(shutil.which("qemu-system-x86_64") or die("qemu-system-x86_64 not found"))
+    qemus = [qemu] + ([Path(kvmai_qemu)] if kvmai_qemu else [])
     firmware = find_firmware(cfg)
-    key = (NESTED_FORMAT, qemu.stat().st_mtime, [(str(f), f.stat().st_mtime) for f in firmware],
+    key = (NESTED_FORMAT, [(str(q), q.stat().st_mtime) for q in qemus],
+           [(str(f), f.stat().st_mtime) for f in firmware],
            str(kernel.image), kernel.image.stat().st_mtime, base.name)
 
     def fill(root):
         copy_into(root, qemu, "usr/bin/qemu-system-x86_64")
-        for lib in elf_deps([qemu]):
+        if kvmai_qemu:
+            copy_into(root, Path(kvmai_qemu), "usr/libexec/kvmai/qemu-system-x86_64")
+        for lib in elf_deps(qemus):
             copy_into(root, lib)
         for f in firmware:
             copy_into(root, f, f"usr/share/kvmai-l2/firmware/{f.name}")
@@ -470,7 +476,7 @@ def boot(args):
                 "".join(f"L2_{k.upper()}={nested[k]}\n"
                         for k in ("memory_mib", "cpus", "numa_nodes", "timeout_s")))
             cpio_gz(Path(tmp), l2)
-        parts += [build_nested(kernel, base, topo.cfg["nested"]), l2]
+        parts += [build_nested(kernel, base, topo.cfg["nested"], args.kvmai_qemu), l2]
     if args.libvirt:
         parts.append(build_libvirt(topo.cfg["nested"]))
     initrd = work / "initrd.img"
@@ -581,6 +587,9 @@ def main():
                     help="TCG threading (default: the topology's tcg_thread)")
     ap.add_argument("--nested", action="store_true",
                     help="let the emulated host run guests of its own (guest/l2-run)")
+    ap.add_argument("--kvmai-qemu", metavar="PATH",
+                    help="with --nested: kvm-ai's patched QEMU (tools/devenv/qemu.sh) for "
+                         "the emulated host, as /usr/libexec/kvmai/qemu-system-x86_64")
     ap.add_argument("--libvirt", action="store_true",
                     help="add libvirtd, virsh and kvm-ai's hook (implies --nested)")
     ap.add_argument("-v", "--verbose", action="store_true")

@@ -10,8 +10,13 @@
  * it made and their cost; the host counts the exits (nested_test.c).
  *
  * Mode none runs the same loop without reads: the exits L2 takes anyway.
+ * Mode write maps BAR0 writable (the guest kernel lets root do that), reads
+ * for half the time, stores to the clock counter and to the page's last
+ * qword (which the mock leaves zero), reads both back and reads for the
+ * other half: the device offers BAR0 read-only, so the stores must be
+ * dropped and the mapping must keep working.
  *
- *   ctr_reads mapped|pio|none SECONDS
+ *   ctr_reads mapped|pio|none|write SECONDS
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -62,6 +67,59 @@ static int find_device(char *bdf, size_t len)
 	return found;
 }
 
+/* Reads of the clock counter (offset 0) for @secs; how many. */
+static unsigned long read_for(const volatile uint64_t *bar0, double secs)
+{
+	volatile uint64_t sink = 0;
+	unsigned long reads = 0;
+	double t0 = now();
+
+	do {
+		for (int i = 0; i < 10000; i++)
+			sink += bar0[0];
+		reads += 10000;
+	} while (now() - t0 < secs);
+	return reads + (sink == 1);
+}
+
+#define PATTERN 0x5a5a5a5a5a5a5a5aULL
+#define LAST (4096 / 8 - 1)
+
+static int write_and_read(const char *bdf, double secs)
+{
+	uint64_t last0, last1, clk0, clk1, clk2;
+	volatile uint64_t *bar0;
+	unsigned long reads;
+	char path[320];
+	int fd;
+
+	snprintf(path, sizeof(path), SYS_PCI "/%s/resource0", bdf);
+	fd = open(path, O_RDWR);
+	bar0 = fd < 0 ? MAP_FAILED :
+		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (bar0 == MAP_FAILED) {
+		perror(path);
+		return 1;
+	}
+	reads = read_for(bar0, secs / 2);
+	last0 = bar0[LAST];
+	clk0 = bar0[0];
+	/* Announced first: with a VMM that cannot drop them, L2 ends here. */
+	printf("ctr_reads write %s storing\n", bdf);
+	fflush(stdout);
+	bar0[0] = PATTERN;
+	bar0[LAST] = PATTERN;
+	clk1 = bar0[0];
+	last1 = bar0[LAST];
+	reads += read_for(bar0, secs / 2);
+	clk2 = bar0[0];
+	printf("ctr_reads write %s stores 2 last %#llx -> %#llx clock %llu %llu %llu reads %lu\n",
+	       bdf, (unsigned long long)last0, (unsigned long long)last1,
+	       (unsigned long long)clk0, (unsigned long long)clk1, (unsigned long long)clk2,
+	       reads);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	volatile uint64_t sink = 0;
@@ -72,8 +130,8 @@ int main(int argc, char **argv)
 	int pio;
 
 	if (argc != 3 || (strcmp(argv[1], "mapped") && strcmp(argv[1], "pio") &&
-			  strcmp(argv[1], "none"))) {
-		fprintf(stderr, "usage: ctr_reads mapped|pio|none SECONDS\n");
+			  strcmp(argv[1], "none") && strcmp(argv[1], "write"))) {
+		fprintf(stderr, "usage: ctr_reads mapped|pio|none|write SECONDS\n");
 		return 2;
 	}
 	pio = !strcmp(argv[1], "pio");
@@ -84,6 +142,8 @@ int main(int argc, char **argv)
 	}
 	if (sscanf(bdf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn) != 4 || dom)
 		return 1;
+	if (!strcmp(argv[1], "write"))
+		return write_and_read(bdf, secs);
 	t0 = now();
 	if (!strcmp(argv[1], "none")) {
 		do
