@@ -176,81 +176,82 @@ def stage_host(tally, args):
     parse_selftests(tally, "host", "\n".join(out))
 
 
+def run_counted(tally, args, stage, cmd, count, whole):
+    """Run cmd; count(line) turns each line of its output that reports a
+    case into (name, result, why), None for other lines.  A failure no
+    such line accounts for (none at all, or a non-zero exit with no case
+    failed: the series does not apply...) counts once, as `whole`, with
+    the output's last line."""
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    if args.verbose or proc.returncode:
+        print(out)
+    counted, failed_before = 0, tally.failed
+    for line in out.splitlines():
+        case = count(line)
+        if case:
+            tally.add(stage, *case)
+            counted += 1
+    if not counted or (proc.returncode and tally.failed == failed_before):
+        tally.add(stage, whole, "fail", (out.strip().splitlines() or ["no output"])[-1])
+
+
+def kernel_case(line):
+    """kernel.sh check: 'checkpatch: NAME: N errors, ...', 'compiled: OBJ'."""
+    if line.startswith("checkpatch: "):
+        name, verdict = line[len("checkpatch: "):].split(": ", 1)
+        return f"checkpatch {name}", "pass" if "0 errors" in verdict else "fail", verdict
+    if line.startswith(("compiled: ", "compile: ")):
+        obj = line.split(": ", 1)[1].split()[0]
+        return f"compile {obj}", "pass" if line.startswith("compiled") else "fail", ""
+    return None
+
+
+def qemu_case(line):
+    """qemu.sh check: QEMU's checkpatch must be silent; 'applied: NAME'."""
+    if line.startswith("checkpatch: qemu/"):
+        name, verdict = line[len("checkpatch: "):].split(": ", 1)
+        return (f"checkpatch {name}", "pass" if verdict == "0 errors, 0 warnings" else "fail",
+                verdict)
+    if line.startswith("applied: qemu/"):
+        return f"apply {line.split(': ', 1)[1]}", "pass", ""
+    return None
+
+
+def quilt_case(line):
+    """patches-export.sh --check: 'quilt: NAME: applied|clean|...'."""
+    if line.startswith("quilt: ") and line.count(": ") >= 2:
+        name, verdict = line[len("quilt: "):].rsplit(": ", 1)
+        return f"quilt {name}", "pass" if verdict in ("applied", "clean") else "fail", verdict
+    return None
+
+
+def deb_case(line):
+    """deb.sh: 'deb: NAME: ok|FAILED (why)'."""
+    m = re.match(r"deb: ([\w.-]+): (ok|FAILED)(.*)", line)
+    if m:
+        return m.group(1), "pass" if m.group(2) == "ok" else "fail", m.group(3).strip(" ()")
+    return None
+
+
 def stage_patches(tally, args):
-    """tools/devenv/kernel.sh check, one count per patch and per object; then
-    the quilt export applied to the base (one count per patch and the pop)."""
-    proc = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "check"],
-                          capture_output=True, text=True)
-    out = proc.stdout + proc.stderr
-    if args.verbose or proc.returncode:
-        print(out)
-    counted, failed_before = 0, tally.failed
-    for line in out.splitlines():
-        if line.startswith("checkpatch: "):
-            name, verdict = line[len("checkpatch: "):].split(": ", 1)
-            tally.add("patches", f"checkpatch {name}", "pass" if "0 errors" in verdict else "fail",
-                      verdict)
-            counted += 1
-        elif line.startswith("compiled: ") or line.startswith("compile: "):
-            obj = line.split(": ", 1)[1].split()[0]
-            tally.add("patches", f"compile {obj}", "pass" if line.startswith("compiled") else "fail")
-            counted += 1
-    # A failure no line above accounts for (the series does not apply...).
-    if not counted or (proc.returncode and tally.failed == failed_before):
-        tally.add("patches", "series", "fail", (out.strip().splitlines() or ["no output"])[-1])
-    # kvm-ai's QEMU patches: QEMU's checkpatch, and applied to their base.
-    proc = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "check"],
-                          capture_output=True, text=True)
-    out = proc.stdout + proc.stderr
-    if args.verbose or proc.returncode:
-        print(out)
-    counted, failed_before = 0, tally.failed
-    for line in out.splitlines():
-        if line.startswith("checkpatch: qemu/"):
-            name, verdict = line[len("checkpatch: "):].split(": ", 1)
-            tally.add("patches", f"checkpatch {name}",
-                      "pass" if verdict == "0 errors, 0 warnings" else "fail", verdict)
-            counted += 1
-        elif line.startswith("applied: qemu/"):
-            tally.add("patches", f"apply {line.split(': ', 1)[1]}", "pass")
-            counted += 1
-    if not counted or (proc.returncode and tally.failed == failed_before):
-        tally.add("patches", "qemu series", "fail", (out.strip().splitlines() or ["no output"])[-1])
-    # The series as distributions take it: a quilt queue (make patches-export).
-    proc = subprocess.run([str(TOP / "tools/devenv/patches-export.sh"), "--check"],
-                          capture_output=True, text=True)
-    out = proc.stdout + proc.stderr
-    if args.verbose or proc.returncode:
-        print(out)
-    pushed = 0
-    for line in out.splitlines():
-        if line.startswith("quilt: ") and line.count(": ") >= 2:
-            name, verdict = line[len("quilt: "):].rsplit(": ", 1)
-            tally.add("patches", f"quilt {name}", "pass" if verdict in ("applied", "clean")
-                      else "fail", verdict)
-            pushed += 1
-    if proc.returncode and not pushed:
-        tally.add("patches", "quilt export", "fail", (out.strip().splitlines() or ["no output"])[-1])
+    """The kernel series (kernel.sh check: one count per patch and per
+    object), kvm-ai's QEMU patches (qemu.sh check: QEMU's checkpatch and
+    applying, per patch), then the kernel series' quilt export applied to
+    its base (one count per patch and the pop)."""
+    devenv = TOP / "tools/devenv"
+    run_counted(tally, args, "patches", [devenv / "kernel.sh", "check"], kernel_case, "series")
+    run_counted(tally, args, "patches", [devenv / "qemu.sh", "check"], qemu_case, "qemu series")
+    run_counted(tally, args, "patches", [devenv / "patches-export.sh", "--check"], quilt_case,
+                "quilt export")
 
 
 def stage_deb(tally, args):
     """tools/devenv/deb.sh build lint check: the Debian packages built,
     lintian-clean, installed in a clean bookworm root where DKMS builds the
     module; one count per 'deb: NAME: ok|FAILED' line."""
-    proc = subprocess.run([str(TOP / "tools/devenv/deb.sh"), "build", "lint", "check"],
-                          capture_output=True, text=True)
-    out = proc.stdout + proc.stderr
-    if args.verbose or proc.returncode:
-        print(out)
-    counted = 0
-    for line in out.splitlines():
-        m = re.match(r"deb: ([\w.-]+): (ok|FAILED)(.*)", line)
-        if m:
-            tally.add("deb", m.group(1), "pass" if m.group(2) == "ok" else "fail",
-                      m.group(3).strip(" ()"))
-            counted += 1
-    if not counted or (proc.returncode and "FAILED" not in out):
-        tally.add("deb", "packages", "fail", (out.strip().splitlines() or ["no output"])[-1])
+    run_counted(tally, args, "deb", [TOP / "tools/devenv/deb.sh", "build", "lint", "check"],
+                deb_case, "packages")
 
 
 def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False):

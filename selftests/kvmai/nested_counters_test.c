@@ -186,33 +186,46 @@ static int check_rates(struct __test_metadata *_metadata, const char *p)
 	return checked;
 }
 
-TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
+/*
+ * As an operator gives a VM the unit's counters: the VM "l2" owns BW on
+ * package 0, the unit's device is created, and L2 boots with it, by
+ * "l2-run @l2run -w WORK -- @qemu -device vfio-pci,sysfsdev=..." with its
+ * output in OUT; self->l2 is that l2-run.
+ */
+static void start_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2ctr) *self,
+		     const char *l2run, const char *qemu)
 {
 	struct kt_pmu_req own = {
 		.cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "l2", .units = { BW }, .cpus = self->pkg0,
 	};
-	struct exits n0 = {}, n1 = {}, m0 = {}, m1 = {}, p0 = {}, p1 = {};
-	bool none = false, mapped = false, pio = false, revoked = false;
-	double map_rate, map_ns, pio_rate, pio_ns, map_reads, pio_reads;
-	static char out[131072];
-	int status = -1, samples = 0;
 	char cmd[512];
-	const char *p;
-	FILE *f;
-	size_t n;
 
 	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
 				    sizeof(self->ext))) TH_LOG("%s", self->ext);
 	ASSERT_EQ(0, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
 	snprintf(cmd, sizeof(cmd),
-		 "l2-run -s l2-counters -w " WORK " -- "
-		 "-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/%s >" OUT " 2>&1", self->uuid);
+		 "l2-run %s -w " WORK " -- %s -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/%s >"
+		 OUT " 2>&1", l2run, qemu, self->uuid);
 	self->l2 = fork();
 	ASSERT_LE(0, self->l2);
 	if (!self->l2) {
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
+}
+
+TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
+{
+	struct exits n0 = {}, n1 = {}, m0 = {}, m1 = {}, p0 = {}, p1 = {};
+	bool none = false, mapped = false, pio = false, revoked = false;
+	double map_rate, map_ns, pio_rate, pio_ns, map_reads, pio_reads;
+	static char out[131072];
+	int status = -1, samples = 0;
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	start_l2(_metadata, self, "-s l2-counters", "");
 
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
@@ -299,33 +312,18 @@ static long slurp(const char *path, char *buf, size_t len)
 
 TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 {
-	struct kt_pmu_req own = {
-		.cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "l2", .units = { BW }, .cpus = self->pkg0,
-	};
 	unsigned long long last0, last1, clk0, clk1, clk2;
 	bool begun = false, ended = false;
 	struct exits w0 = {}, w1 = {};
 	static char out[65536], qlog[65536];
 	unsigned long reads;
 	int status = -1;
-	char cmd[512];
 	const char *p;
 
 	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK))
 		TH_LOG("no kvm-ai QEMU at " KVMAI_QEMU " (make qemu; vmhost.py --kvmai-qemu)");
-	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
-				    sizeof(self->ext))) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
 	/* -d guest_errors: QEMU says what it dropped, on its stderr (qemu.log). */
-	snprintf(cmd, sizeof(cmd),
-		 "l2-run -q " KVMAI_QEMU " -s l2-ctr-write -w " WORK " -- -d guest_errors "
-		 "-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/%s >" OUT " 2>&1", self->uuid);
-	self->l2 = fork();
-	ASSERT_LE(0, self->l2);
-	if (!self->l2) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	start_l2(_metadata, self, "-q " KVMAI_QEMU " -s l2-ctr-write", "-d guest_errors");
 	for (int waited = 0; waited < 2500 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!begun && results_have("KVMAI-CTR begin write")) {
 			exits_now(&w0);
