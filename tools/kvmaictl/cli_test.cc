@@ -41,8 +41,8 @@ TEST(Cli, ObjectsAreRegisteredAndSorted) {
   for (const auto& o : objects()) {
     names.emplace_back(o.name);
   }
-  EXPECT_THAT(names, ::testing::ElementsAre("check", "dev", "group", "hook", "monitor", "pmu",
-                                            "topo", "version", "vm"));
+  EXPECT_THAT(names, ::testing::ElementsAre("check", "counters", "dev", "group", "hook", "monitor",
+                                            "pmu", "topo", "version", "vm"));
 }
 
 TEST(Cli, HelpAtEveryLevelOpensNoSocket) {
