@@ -25,6 +25,7 @@
 #define BW "mock_bw"
 #define BW_SHARED "mock_bw_shared"
 #define NR_CTRS 9
+#define KVMAICTL "/kvmai/bin/kvmaictl"
 
 FIXTURE(ctr) {
 	struct nl_sock *sk;
@@ -311,6 +312,46 @@ TEST_F(ctr, removal_revokes_a_held_mapping)
 	for (waited = 0; waited < 100 && !waitpid(pid, &status, WNOHANG); waited++)
 		usleep(100 * 1000);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("removal: %#x", status);
+	EXPECT_EQ(0, mdev_count());
+}
+
+/*
+ * The operator's steps with kvmaictl instead of sysfs paths: add refuses
+ * while nobody owns the unit, saying which unit; then creates the device
+ * and prints its sysfsdev; show lists it with its VM; del removes it.
+ */
+TEST_F(ctr, kvmaictl_adds_shows_and_removes_the_device)
+{
+	char out[4096], want[256], uuid[64] = "";
+	const char *p;
+	int st;
+
+	st = run_capture(KVMAICTL " counters add " BW " 2>&1", out, sizeof(out));
+	EXPECT_EQ(1, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "counters add: unit " BW " on package 0: Operation not permitted"))
+		TH_LOG("%s", out);
+	EXPECT_EQ(0, mdev_count());
+
+	ASSERT_EQ(0, own(self, "vm1", BW, self->pkg0, false)) TH_LOG("%s", self->ext);
+	st = run_capture(KVMAICTL " -j counters add " BW " 2>&1", out, sizeof(out));
+	ASSERT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	p = strstr(out, "\"uuid\":\"");
+	ASSERT_NE(NULL, p) TH_LOG("%s", out);
+	sscanf(p + strlen("\"uuid\":\""), "%63[^\"]", uuid);
+	snprintf(want, sizeof(want), "\"sysfsdev\":\"/sys/bus/mdev/devices/%s\"", uuid);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_EQ(1, mdev_count());
+
+	st = run_capture(KVMAICTL " counters show " BW " 2>&1", out, sizeof(out));
+	ASSERT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "device %s vm vm1 state live", uuid);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "kvmai-" BW ".0: unit " BW " package 0 available 0"))
+		TH_LOG("%s", out);
+
+	snprintf(want, sizeof(want), KVMAICTL " counters del %s 2>&1", uuid);
+	st = run_capture(want, out, sizeof(out));
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
 	EXPECT_EQ(0, mdev_count());
 }
 
