@@ -324,17 +324,14 @@ TEST_F(ctr, kvmaictl_adds_shows_and_removes_the_device)
 {
 	char out[4096], want[256], uuid[64] = "";
 	const char *p;
-	int st;
 
-	st = run_capture(KVMAICTL " counters add " BW " 2>&1", out, sizeof(out));
-	EXPECT_EQ(1, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	EXPECT_EQ(1, kt_sh(out, sizeof(out), KVMAICTL " counters add " BW)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "counters add: unit " BW " on package 0: Operation not permitted"))
 		TH_LOG("%s", out);
 	EXPECT_EQ(0, mdev_count());
 
 	ASSERT_EQ(0, own(self, "vm1", BW, self->pkg0, false)) TH_LOG("%s", self->ext);
-	st = run_capture(KVMAICTL " -j counters add " BW " 2>&1", out, sizeof(out));
-	ASSERT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	ASSERT_EQ(0, kt_sh(out, sizeof(out), KVMAICTL " -j counters add " BW)) TH_LOG("%s", out);
 	p = strstr(out, "\"uuid\":\"");
 	ASSERT_NE(NULL, p) TH_LOG("%s", out);
 	sscanf(p + strlen("\"uuid\":\""), "%63[^\"]", uuid);
@@ -342,16 +339,13 @@ TEST_F(ctr, kvmaictl_adds_shows_and_removes_the_device)
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_EQ(1, mdev_count());
 
-	st = run_capture(KVMAICTL " counters show " BW " 2>&1", out, sizeof(out));
-	ASSERT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	ASSERT_EQ(0, kt_sh(out, sizeof(out), KVMAICTL " counters show " BW)) TH_LOG("%s", out);
 	snprintf(want, sizeof(want), "device %s vm vm1 state live", uuid);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "kvmai-" BW ".0: unit " BW " package 0 available 0"))
 		TH_LOG("%s", out);
 
-	snprintf(want, sizeof(want), KVMAICTL " counters del %s 2>&1", uuid);
-	st = run_capture(want, out, sizeof(out));
-	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1) TH_LOG("%s", out);
+	EXPECT_EQ(0, kt_sh(out, sizeof(out), KVMAICTL " counters del %s", uuid)) TH_LOG("%s", out);
 	EXPECT_EQ(0, mdev_count());
 }
 

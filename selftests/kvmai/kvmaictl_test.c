@@ -3,7 +3,6 @@
  * kvmaictl end to end in the emulated host: the operator's commands drive
  * the module, and topo's verdict for gpu0-nic0 follows what they did.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -12,21 +11,6 @@
 #include "lib/kvmai_test.h"
 
 #define KVMAICTL "/kvmai/bin/kvmaictl"
-
-/* Exit status of a command, its stdout (and stderr) into @out. */
-static int sh(char *out, size_t len, const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	st = run_capture(cmd, out, len);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* The value of "key" in topo's JSON object for the gpu0/nic0 pair. */
 static void pair_field(const char *json, const char *key, char *val, size_t len)
@@ -73,45 +57,45 @@ TEST_F(cli, topo_follows_a_translated_group)
 {
 	char val[64];
 
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
 	pair_field(self->out, "path", val, sizeof(val));
 	EXPECT_STREQ("PIX", val);
 	pair_field(self->out, "verdict", val, sizeof(val));
 	EXPECT_STREQ("root-complex", val) TH_LOG("%s", self->out);
 
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group add gt vm vm1"));
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group add gt vm vm1"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
 			kvmai_dev("gpu0")->bdf)) TH_LOG("%s", self->out);
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
 			kvmai_dev("nic0")->bdf)) TH_LOG("%s", self->out);
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group enable gt"))
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group enable gt"))
 		TH_LOG("%s", self->out);
 
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
 	pair_field(self->out, "verdict", val, sizeof(val));
 	EXPECT_STREQ("direct-translated", val) TH_LOG("%s", self->out);
 
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group del gt"));
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group del gt"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
 	pair_field(self->out, "verdict", val, sizeof(val));
 	EXPECT_STREQ("root-complex", val);
 }
 
 TEST_F(cli, refusals_are_one_line_with_the_kernel_reason)
 {
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group add gd vm vm1 mode direct"));
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group add gd vm vm1 mode direct"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
 			kvmai_dev("gpu0")->bdf));
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
 			kvmai_dev("nic0")->bdf));
-	EXPECT_EQ(1, sh(self->out, sizeof(self->out), KVMAICTL " group enable gd"));
+	EXPECT_EQ(1, kt_sh(self->out, sizeof(self->out), KVMAICTL " group enable gd"));
 	EXPECT_NE(NULL, strstr(self->out, "Error: group enable: direct mode:")) TH_LOG("%s", self->out);
 	EXPECT_EQ(NULL, strchr(self->out, '\n') ? strchr(strchr(self->out, '\n') + 1, '\n') : NULL)
 		TH_LOG("more than one line: %s", self->out);
-	EXPECT_EQ(1, sh(self->out, sizeof(self->out), KVMAICTL " group del nosuch"));
+	EXPECT_EQ(1, kt_sh(self->out, sizeof(self->out), KVMAICTL " group del nosuch"));
 	EXPECT_NE(NULL, strstr(self->out, "no group nosuch")) TH_LOG("%s", self->out);
-	EXPECT_EQ(2, sh(self->out, sizeof(self->out), KVMAICTL " group add"));
-	EXPECT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " group del gd"));
+	EXPECT_EQ(2, kt_sh(self->out, sizeof(self->out), KVMAICTL " group add"));
+	EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group del gd"));
 }
 
 /* VFs the host creates appear in topo with their PF and number. */
@@ -120,10 +104,10 @@ TEST_F(cli, topo_lists_new_vfs_with_their_pf)
 	const char *pf = kvmai_dev("nic3")->bdf;
 	char want[128], ignored[256];
 
-	ASSERT_EQ(0, sh(self->out, sizeof(self->out),
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out),
 			"echo 2 > /sys/bus/pci/devices/%s/sriov_numvfs", pf)) TH_LOG("%s", self->out);
-	EXPECT_EQ(0, sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
-	sh(ignored, sizeof(ignored), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", pf);
+	EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	kt_sh(ignored, sizeof(ignored), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", pf);
 	ASSERT_NE(NULL, strstr(self->out, "\"vfs\":[{")) TH_LOG("%s", self->out);
 	for (int i = 0; i < 2; i++) {
 		snprintf(want, sizeof(want), "\"pf\":\"%s\",\"pf_name\":\"nic3\",\"index\":%d,", pf, i);
@@ -140,7 +124,7 @@ TEST(without_module_group_add_fails_cleanly)
 	if (!kvmai_dev("gpu0") || access(KVMAICTL, X_OK))
 		SKIP(return, "not in the emulated host");
 	ASSERT_EQ(0, kvmai_module_unload());
-	EXPECT_EQ(1, sh(out, sizeof(out), KVMAICTL " group add g vm vm1"));
+	EXPECT_EQ(1, kt_sh(out, sizeof(out), KVMAICTL " group add g vm vm1"));
 	EXPECT_NE(NULL, strstr(out, "kvmai module not loaded")) TH_LOG("%s", out);
 	ASSERT_EQ(0, kvmai_module_load());
 }

@@ -125,18 +125,25 @@ static bool window(struct exits *from, struct exits *to)
 	return true;
 }
 
-static bool results_have(const char *line)
+/* The whole of @path, NUL-terminated, in @buf; its length or -1. */
+static long slurp(const char *path, char *buf, size_t len)
 {
-	static char buf[65536];
-	FILE *f = fopen(WORK "/results.log", "r");
+	FILE *f = fopen(path, "r");
 	size_t n;
 
 	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return -1;
+	n = fread(buf, 1, len - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	return strstr(buf, line) != NULL;
+	return n;
+}
+
+static bool results_have(const char *line)
+{
+	static char buf[65536];
+
+	return slurp(WORK "/results.log", buf, sizeof(buf)) >= 0 && strstr(buf, line);
 }
 
 /* ctr_reads' line for @mode: reads per second in L2, and ns per read. */
@@ -222,8 +229,6 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	static char out[131072];
 	int status = -1, samples = 0;
 	const char *p;
-	FILE *f;
-	size_t n;
 
 	start_l2(_metadata, self, "-s l2-counters", "");
 
@@ -247,11 +252,7 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 		usleep(100000);
 	}
 	self->l2 = -1;
-	f = fopen(OUT, "r");
-	ASSERT_NE(NULL, f);
-	n = fread(out, 1, sizeof(out) - 1, f);
-	fclose(f);
-	out[n] = 0;
+	ASSERT_LE(0, slurp(OUT, out, sizeof(out)));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
 
 	/* kvmaistat in L2: three samples at the generated rates. */
@@ -294,20 +295,6 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	EXPECT_NE(NULL, strstr(out, "unit " BW " was revoked by the host")) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "kvmaistat-exit 3")) TH_LOG("%s", out);
 	EXPECT_EQ(0, kt_perf_try(BW, 0, false)) TH_LOG("the host did not regain " BW);
-}
-
-/* The whole of @path, NUL-terminated, in @buf; its length or -1. */
-static long slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return n;
 }
 
 TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)

@@ -20,6 +20,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,24 @@ static unsigned long read_for(const volatile uint64_t *bar0, double secs)
 	return reads + (sink == 1);
 }
 
+/* BAR0 of @bdf through its sysfs resource file, writable if asked; NULL on error. */
+static volatile uint64_t *map_bar0(const char *bdf, bool writable)
+{
+	char path[320];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), SYS_PCI "/%s/resource0", bdf);
+	fd = open(path, writable ? O_RDWR : O_RDONLY);
+	p = fd < 0 ? MAP_FAILED :
+		mmap(NULL, 4096, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		perror(path);
+		return NULL;
+	}
+	return p;
+}
+
 #define PATTERN 0x5a5a5a5a5a5a5a5aULL
 #define LAST (4096 / 8 - 1)
 
@@ -90,17 +109,10 @@ static int write_and_read(const char *bdf, double secs)
 	uint64_t last0, last1, clk0, clk1, clk2;
 	volatile uint64_t *bar0;
 	unsigned long reads;
-	char path[320];
-	int fd;
 
-	snprintf(path, sizeof(path), SYS_PCI "/%s/resource0", bdf);
-	fd = open(path, O_RDWR);
-	bar0 = fd < 0 ? MAP_FAILED :
-		mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (bar0 == MAP_FAILED) {
-		perror(path);
+	bar0 = map_bar0(bdf, true);
+	if (!bar0)
 		return 1;
-	}
 	reads = read_for(bar0, secs / 2);
 	last0 = bar0[LAST];
 	clk0 = bar0[0];
@@ -175,21 +187,12 @@ int main(int argc, char **argv)
 			reads += 100;
 		} while ((t = now()) - t0 < secs);
 	} else {
-		const volatile uint64_t *bar0;
-		int fd;
+		const volatile uint64_t *bar0 = map_bar0(bdf, false);
 
-		snprintf(path, sizeof(path), SYS_PCI "/%s/resource0", bdf);
-		fd = open(path, O_RDONLY);
-		bar0 = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-		if (bar0 == MAP_FAILED) {
-			perror(path);
+		if (!bar0)
 			return 1;
-		}
-		do {
-			for (int i = 0; i < 10000; i++)
-				sink += bar0[0];
-			reads += 10000;
-		} while ((t = now()) - t0 < secs);
+		reads = read_for(bar0, secs);
+		t = now();
 	}
 	printf("ctr_reads %s %s reads %lu seconds %.3f ns_per_read %.1f\n", argv[1], bdf,
 	       reads, t - t0, (t - t0) * 1e9 / reads);

@@ -63,6 +63,8 @@ int pci_bind(const char *bdf, const char *driver);
 int pci_iommu_group(const char *bdf);
 /* Run a shell command, capture up to @len bytes of stdout; returns status. */
 int run_capture(const char *cmd, char *buf, size_t len);
+/* Exit status of a command (-1 if it did not exit), its stdout and stderr into @out. */
+int kt_sh(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Writes @val to sysfs file @path: 0 or -errno (the write's own error). */
 int sysfs_write_ret(const char *path, const char *val);
 

@@ -7,9 +7,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/pci_regs.h>
 
@@ -228,6 +230,20 @@ int run_capture(const char *cmd, char *buf, size_t len)
 	while (fgetc(p) != EOF)
 		;
 	return pclose(p);
+}
+
+int kt_sh(char *out, size_t len, const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	st = run_capture(cmd, out, len);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static bool module_loaded(const char *name)
