@@ -71,8 +71,8 @@ PKGS=(
 	libxml2-utils
 	# emulated host
 	busybox-static pciutils
-	# patches-export --check
-	quilt
+	# patches-export --check; checkpatch's SPDX check (scripts/spdxcheck.py)
+	quilt python3-ply python3-git
 	# kvm-ai's QEMU (tools/devenv/qemu.sh; meson and pycotap come from
 	# backports below)
 	libglib2.0-dev zlib1g-dev ninja-build curl

@@ -144,8 +144,11 @@ cmd_check() {
 	list=$(patch_files)
 	[ -n "$list" ] || die "the series is empty"
 	for p in $list; do
-		if ! "$repo/scripts/checkpatch.pl" --strict --quiet --no-summary \
-			--root="$repo" "$p"; then
+		# Debian's python3 first: checkpatch's SPDX check (spdxcheck.py,
+		# '#!/usr/bin/env python3') needs python3-ply, which a python
+		# earlier on PATH (pyenv) may not have.
+		if ! PATH=/usr/bin:$PATH "$repo/scripts/checkpatch.pl" --strict \
+			--quiet --no-summary --root="$repo" "$p"; then
 			echo "checkpatch: $(basename "$p"): not clean" >&2
 			rc=1
 		else
