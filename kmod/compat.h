@@ -19,6 +19,12 @@
 #define kmalloc_obj(P, ...) kmalloc(sizeof(P), GFP_KERNEL)
 #endif
 
+/* rdmsrl_safe() and wrmsrl_safe() were renamed in 6.16. */
+#ifndef KVMAI_HAVE_RDMSRQ
+#define rdmsrq_safe rdmsrl_safe
+#define wrmsrq_safe wrmsrl_safe
+#endif
+
 /* What the module was built with, for status-get (enum kvmai_feature). */
 #ifdef KVMAI_HAVE_ACS_OVERRIDE
 #define KVMAI_FEATURE_ACS KVMAI_FEATURE_ACS_OVERRIDE

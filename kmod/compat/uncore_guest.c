@@ -7,9 +7,15 @@
  * cannot open events on those packages, and it cannot be taken while host
  * events are open there.  One VMM process, named at reservation time, may
  * then attach its VM so that KVM stops intercepting the unit's counters.
+ * The unit's registers are cleared when a reservation starts and when it
+ * ends, so that neither the host nor the next tenant reads what the last
+ * one counted, and no control the guest programmed keeps counting.
  *
  * Lock order: uncore_guest_mutex (registry changes, and every callback is
- * made under it) -> uncore_guest_lock (the state event_init() reads).
+ * made under it) -> uncore_guest_lock (the state event_init() reads).  A
+ * reservation's lock is taken alone: it orders the guest's register
+ * accesses (uncore_guest_res_read/write()) against the end of the
+ * reservation.
  */
 #include <linux/bitmap.h>
 #include <linux/cleanup.h>
@@ -24,11 +30,13 @@
 #include <linux/string.h>
 #include <linux/topology.h>
 
+#include <asm/msr.h>
 #include <asm/uncore_guest.h>
 
 struct uncore_guest_unit {
 	struct list_head node;
 	struct pmu *pmu;
+	const struct uncore_guest_ops *ops;
 	struct uncore_guest_msr_range *ranges;
 	unsigned int nr_ranges;
 	unsigned int *nr_events;	/* host events, per logical package */
@@ -39,7 +47,11 @@ struct uncore_guest_res {
 	struct kref kref;
 	struct list_head node;			/* in unit->reservations */
 	struct uncore_guest_unit *unit;		/* NULL once revoked */
+	/* Set under @lock, so no access checked before it lands after it. */
+	spinlock_t lock;
 	bool revoked;
+	struct pmu *pmu;			/* the unit's, while not revoked */
+	const struct uncore_guest_ops *ops;
 	unsigned long *pkgs;
 	struct pid *vmm;
 	struct uncore_guest_msr_range *ranges;	/* the unit's, copied */
@@ -99,14 +111,18 @@ static bool pkg_reserved(struct uncore_guest_unit *unit, unsigned int pkg)
  * @pmu: the registered perf PMU; its name is what owners reserve
  * @ranges: MSRs a guest may access while it owns the unit
  * @nr_ranges: number of @ranges
+ * @ops: how to reach the registers, or NULL for the MSRs of the current CPU
  *
  * The driver must also call uncore_guest_event_init() from its event_init().
+ * Writing 0 to every writable register of @ranges must stop the unit
+ * counting and clear its counters: that is how reservations are scrubbed.
  *
  * Return: 0, -EEXIST if @pmu is registered, -ENOMEM.
  */
 int uncore_guest_register(struct pmu *pmu,
 			  const struct uncore_guest_msr_range *ranges,
-			  unsigned int nr_ranges)
+			  unsigned int nr_ranges,
+			  const struct uncore_guest_ops *ops)
 {
 	struct uncore_guest_unit *unit;
 
@@ -114,6 +130,7 @@ int uncore_guest_register(struct pmu *pmu,
 	if (!unit)
 		return -ENOMEM;
 	unit->pmu = pmu;
+	unit->ops = ops;
 	unit->nr_ranges = nr_ranges;
 	INIT_LIST_HEAD(&unit->reservations);
 	unit->ranges = kmemdup_array(ranges, nr_ranges, sizeof(*ranges),
@@ -151,25 +168,99 @@ static void res_free(struct kref *kref)
 	kfree(res);
 }
 
-/* Called with uncore_guest_mutex held; the caller drops the unit's ref. */
+static int res_msr_read(struct uncore_guest_res *res, u32 msr, u64 *val)
+{
+	if (res->ops)
+		return res->ops->read(res->pmu, msr, val);
+	return rdmsrq_safe(msr, val);
+}
+
+static int res_msr_write(struct uncore_guest_res *res, u32 msr, u64 val)
+{
+	if (res->ops)
+		return res->ops->write(res->pmu, msr, val);
+	return wrmsrq_safe(msr, val);
+}
+
+/*
+ * Zero every register the guest may write, twice: the first pass stops the
+ * controls, the second clears what the counters counted meanwhile.
+ */
+static void res_scrub_cpu(void *data)
+{
+	struct uncore_guest_res *res = data;
+	const struct uncore_guest_msr_range *r;
+	unsigned int i, pass;
+	u32 msr;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < res->nr_ranges; i++) {
+			r = &res->ranges[i];
+			if (!(r->flags & UNCORE_GUEST_MSR_WRITE))
+				continue;
+			for (msr = r->base; msr - r->base < r->nr; msr++)
+				res_msr_write(res, msr, 0);
+		}
+	}
+}
+
+/*
+ * Scrub the unit on each reserved package, from one of its online CPUs.
+ * Called with uncore_guest_mutex held, while the unit is registered, and
+ * with no guest access possible (not yet attached, or revoked).  Drivers
+ * register from CPU hotplug callbacks, so the hotplug lock cannot be taken
+ * here: a CPU that went offline meanwhile is skipped for the next one of
+ * its package.
+ */
+static void res_scrub(struct uncore_guest_res *res)
+{
+	unsigned int pkg, nr_pkgs = topology_max_packages();
+	unsigned long *done;
+	int cpu;
+
+	done = bitmap_zalloc(nr_pkgs, GFP_KERNEL);
+	if (WARN_ON_ONCE(!done))
+		return;
+	for_each_online_cpu(cpu) {
+		pkg = topology_logical_package_id(cpu);
+		if (pkg >= nr_pkgs || !test_bit(pkg, res->pkgs) ||
+		    test_bit(pkg, done))
+			continue;
+		if (!smp_call_function_single(cpu, res_scrub_cpu, res, true))
+			__set_bit(pkg, done);
+	}
+	bitmap_free(done);
+}
+
+/*
+ * Called with uncore_guest_mutex held; the caller drops the unit's ref.
+ * When it returns, no guest access of the unit can happen any more, and
+ * the unit is clean for the host.
+ */
 static void res_revoke(struct uncore_guest_res *res)
 {
 	spin_lock_irq(&uncore_guest_lock);
 	list_del_init(&res->node);
 	res->unit = NULL;
-	WRITE_ONCE(res->revoked, true);
 	spin_unlock_irq(&uncore_guest_lock);
+
+	/* Waits for an access that passed its check before this. */
+	spin_lock(&res->lock);
+	WRITE_ONCE(res->revoked, true);
+	spin_unlock(&res->lock);
 
 	if (res->kvm_revoke)
 		res->kvm_revoke(res, res->kvm_data);
+	res_scrub(res);
 }
 
 /**
  * uncore_guest_unregister - withdraw a PMU before perf_pmu_unregister()
  * @pmu: the PMU given to uncore_guest_register()
  *
- * Every reservation of the unit is revoked: attached VMs and owners are told
- * through their revoke callbacks.  Owners still call uncore_guest_release().
+ * Every reservation of the unit is revoked (and its registers scrubbed):
+ * attached VMs and owners are told through their revoke callbacks.  Owners
+ * still call uncore_guest_release().
  */
 void uncore_guest_unregister(struct pmu *pmu)
 {
@@ -249,6 +340,9 @@ EXPORT_SYMBOL_GPL(uncore_guest_event_init);
  * @revoke: called, under the registry's mutex, if the unit goes away
  * @data: for @revoke
  *
+ * The unit's registers are scrubbed on the reserved packages before this
+ * returns: what host events counted there is gone.
+ *
  * Return: the reservation, or ERR_PTR(-ENODEV) for an unknown unit,
  * -EINVAL for an empty @cpus, -EEXIST if a package is already reserved,
  * -EBUSY if host events are open on a package, -ENOMEM.
@@ -271,6 +365,7 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 		return ERR_PTR(-ENOMEM);
 	kref_init(&res->kref);
 	INIT_LIST_HEAD(&res->node);
+	spin_lock_init(&res->lock);
 	res->pkgs = bitmap_zalloc(nr_pkgs, GFP_KERNEL);
 	if (!res->pkgs) {
 		kfree(res);
@@ -305,9 +400,14 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	}
 	if (!ret) {
 		res->unit = unit;
+		res->pmu = unit->pmu;
+		res->ops = unit->ops;
 		list_add_tail(&res->node, &unit->reservations);
 	}
 	spin_unlock_irq(&uncore_guest_lock);
+	/* Host events are refused from here on: nothing refills the unit. */
+	if (!ret)
+		res_scrub(res);
 out:
 	mutex_unlock(&uncore_guest_mutex);
 	if (ret) {
@@ -322,7 +422,8 @@ EXPORT_SYMBOL_GPL(uncore_guest_reserve);
  * uncore_guest_release - end a reservation
  * @res: from uncore_guest_reserve(), revoked or not
  *
- * An attached VM loses its access first (its revoke callback runs).
+ * An attached VM loses its access first (its revoke callback runs), then
+ * the unit's registers are scrubbed; only then can the host use it again.
  */
 void uncore_guest_release(struct uncore_guest_res *res)
 {
@@ -448,6 +549,96 @@ bool uncore_guest_res_has_cpu(struct uncore_guest_res *res, int cpu)
 	       test_bit(topology_logical_package_id(cpu), res->pkgs);
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_has_cpu);
+
+/**
+ * uncore_guest_res_active - whether the reservation still lasts
+ * @res: the reservation
+ *
+ * Return: false once it is revoked; it never lasts again.
+ */
+bool uncore_guest_res_active(struct uncore_guest_res *res)
+{
+	return !READ_ONCE(res->revoked);
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_active);
+
+static const struct uncore_guest_msr_range *
+res_range(struct uncore_guest_res *res, u32 msr)
+{
+	unsigned int i;
+
+	for (i = 0; i < res->nr_ranges; i++)
+		if (msr - res->ranges[i].base < res->ranges[i].nr)
+			return &res->ranges[i];
+	return NULL;
+}
+
+/* With res->lock held: may the guest access the unit here and now? */
+static int res_check_access(struct uncore_guest_res *res)
+{
+	lockdep_assert_held(&res->lock);
+	if (res->revoked)
+		return -ENODEV;
+	if (!test_bit(topology_logical_package_id(smp_processor_id()),
+		      res->pkgs))
+		return -ESRCH;
+	return 0;
+}
+
+/**
+ * uncore_guest_res_read - read a register of the unit for the guest
+ * @res: the reservation, attached
+ * @msr: an MSR of the reservation's ranges
+ * @val: set to its value on the current CPU
+ *
+ * The check and the read are one step against the end of the reservation.
+ *
+ * Return: 0, -EPERM if @msr is not the unit's, -ENODEV once the reservation
+ * is revoked, -ESRCH if the current CPU is not on a reserved package, -EIO
+ * if the read faulted.
+ */
+int uncore_guest_res_read(struct uncore_guest_res *res, u32 msr, u64 *val)
+{
+	int ret;
+
+	if (!res_range(res, msr))
+		return -EPERM;
+	guard(spinlock)(&res->lock);
+	ret = res_check_access(res);
+	if (!ret && res_msr_read(res, msr, val))
+		ret = -EIO;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_read);
+
+/**
+ * uncore_guest_res_write - write a register of the unit for the guest
+ * @res: the reservation, attached
+ * @msr: an MSR of the reservation's ranges
+ * @val: the value, for the current CPU
+ *
+ * Only ranges with UNCORE_GUEST_MSR_WRITE, and only bits of their write
+ * mask.  The check and the write are one step against the end of the
+ * reservation: once uncore_guest_release() returned, no write lands.
+ *
+ * Return: 0, -EPERM if the unit's driver does not allow the write, -ENODEV,
+ * -ESRCH or -EIO as uncore_guest_res_read().
+ */
+int uncore_guest_res_write(struct uncore_guest_res *res, u32 msr, u64 val)
+{
+	const struct uncore_guest_msr_range *r = res_range(res, msr);
+	int ret;
+
+	if (!r || !(r->flags & UNCORE_GUEST_MSR_WRITE) ||
+	    (val & ~r->write_mask))
+		return -EPERM;
+	guard(spinlock)(&res->lock);
+	ret = res_check_access(res);
+	if (!ret && res_msr_write(res, msr, val))
+		ret = -EIO;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_write);
 
 MODULE_DESCRIPTION("Uncore PMU units reserved for guests");
 MODULE_LICENSE("GPL");

@@ -8,11 +8,27 @@
  * that KVM's MSR intercepts can be counted for them), and, on kernels with
  * the mediated vPMU, a "core" PMU that supports it, so that host events
  * blocking the mediated vPMU can be created at will.  Counters never count.
+ *
+ * The uncore units keep their registers in memory, per package, and the
+ * registry reaches them through uncore_guest_ops: what the guest writes
+ * through KVM, what a host event leaves behind (a started event programs
+ * pair 0 and "counts" into its counter; a stopped one clears the control
+ * only, as real drivers do) and what the registry's scrub clears can all
+ * be seen in debugfs, kvmai_mock_pmu/<unit>:
+ *
+ *   writes N                 registry writes so far
+ *   PKG MSR VALUE            one line per register and package
+ *
+ * Loads that KVM passes through still reach the CPU's own MSR, not these.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
 
 #include <asm/uncore_guest.h>
 
@@ -22,6 +38,8 @@
 #define MOCK_DF_PAIRS	4
 #define MOCK_CTL_MASK	0x0000ff00004fffffULL	/* no interrupt enable */
 #define MOCK_CTR_MASK	0x0000ffffffffffffULL
+#define MOCK_CTL_EN	BIT_ULL(22)
+#define MOCK_HOST_COUNT	0x1234	/* what a host event "counted" */
 
 struct mock_pmu {
 	struct pmu pmu;
@@ -30,7 +48,21 @@ struct mock_pmu {
 	unsigned int pairs;
 	bool uncore;
 	bool registered;
+	u64 *regs;		/* [package][2 * pairs]: CTL0, CTR0, CTL1, ... */
+	atomic_long_t writes;
 };
+
+static struct dentry *mock_debugfs;
+
+static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
+{
+	unsigned int pkg = topology_logical_package_id(smp_processor_id());
+
+	if (!mp->regs || msr - mp->msr >= 2 * mp->pairs ||
+	    pkg >= topology_max_packages())
+		return NULL;
+	return &mp->regs[pkg * 2 * mp->pairs + msr - mp->msr];
+}
 
 static int mock_event_init(struct perf_event *event)
 {
@@ -44,13 +76,27 @@ static int mock_event_init(struct perf_event *event)
 	return mp->uncore ? uncore_guest_event_init(event) : 0;
 }
 
+/* A host event on pair 0: programs it and leaves a count behind. */
 static int mock_add(struct perf_event *event, int flags)
 {
+	struct mock_pmu *mp = container_of(event->pmu, struct mock_pmu, pmu);
+	u64 *ctl = mock_reg(mp, mp->msr), *ctr = mock_reg(mp, mp->msr + 1);
+
+	if (ctl && ctr) {
+		WRITE_ONCE(*ctl, (event->attr.config & MOCK_CTL_MASK) | MOCK_CTL_EN);
+		WRITE_ONCE(*ctr, READ_ONCE(*ctr) + MOCK_HOST_COUNT);
+	}
 	return 0;
 }
 
+/* Stops the control; the count stays, as in real counters. */
 static void mock_del(struct perf_event *event, int flags)
 {
+	struct mock_pmu *mp = container_of(event->pmu, struct mock_pmu, pmu);
+	u64 *ctl = mock_reg(mp, mp->msr);
+
+	if (ctl)
+		WRITE_ONCE(*ctl, 0);
 }
 
 static void mock_start(struct perf_event *event, int flags)
@@ -72,6 +118,48 @@ static struct mock_pmu mock_pmus[] = {
 	{ .name = "mock_core" },
 #endif
 };
+
+/* The registry's accesses, on the current CPU's package. */
+static int mock_guest_read(struct pmu *pmu, u32 msr, u64 *val)
+{
+	u64 *reg = mock_reg(container_of(pmu, struct mock_pmu, pmu), msr);
+
+	if (!reg)
+		return -EIO;
+	*val = READ_ONCE(*reg);
+	return 0;
+}
+
+static int mock_guest_write(struct pmu *pmu, u32 msr, u64 val)
+{
+	struct mock_pmu *mp = container_of(pmu, struct mock_pmu, pmu);
+	u64 *reg = mock_reg(mp, msr);
+
+	if (!reg)
+		return -EIO;
+	WRITE_ONCE(*reg, val);
+	atomic_long_inc(&mp->writes);
+	return 0;
+}
+
+static const struct uncore_guest_ops mock_guest_ops = {
+	.read = mock_guest_read,
+	.write = mock_guest_write,
+};
+
+static int mock_regs_show(struct seq_file *m, void *unused)
+{
+	struct mock_pmu *mp = m->private;
+	unsigned int pkg, i;
+
+	seq_printf(m, "writes %ld\n", atomic_long_read(&mp->writes));
+	for (pkg = 0; pkg < topology_max_packages(); pkg++)
+		for (i = 0; i < 2 * mp->pairs; i++)
+			seq_printf(m, "%u 0x%x 0x%llx\n", pkg, mp->msr + i,
+				   READ_ONCE(mp->regs[pkg * 2 * mp->pairs + i]));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(mock_regs);
 
 /*
  * Control/counter pairs offered as AMD's driver offers them: controls
@@ -95,7 +183,13 @@ static int mock_offer(struct mock_pmu *mp)
 			.write_mask = MOCK_CTR_MASK,
 		};
 	}
-	return uncore_guest_register(&mp->pmu, ranges, 2 * mp->pairs);
+	mp->regs = kcalloc(topology_max_packages() * 2 * mp->pairs,
+			   sizeof(*mp->regs), GFP_KERNEL);
+	if (!mp->regs)
+		return -ENOMEM;
+	debugfs_create_file(mp->name, 0400, mock_debugfs, mp, &mock_regs_fops);
+	return uncore_guest_register(&mp->pmu, ranges, 2 * mp->pairs,
+				     &mock_guest_ops);
 }
 
 static void mock_remove(void)
@@ -112,6 +206,11 @@ static void mock_remove(void)
 		perf_pmu_unregister(&mp->pmu);
 		mp->registered = false;
 	}
+	debugfs_remove_recursive(mock_debugfs);
+	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
+		kfree(mock_pmus[i].regs);
+		mock_pmus[i].regs = NULL;
+	}
 }
 
 static int __init mock_init(void)
@@ -119,6 +218,7 @@ static int __init mock_init(void)
 	unsigned int i;
 	int ret;
 
+	mock_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		struct mock_pmu *mp = &mock_pmus[i];
 

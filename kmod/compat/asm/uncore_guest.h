@@ -30,10 +30,22 @@ struct uncore_guest_msr_range {
 	u64 write_mask;		/* bits a guest may set, with MSR_WRITE */
 };
 
+/*
+ * How the registry reaches a unit's registers on the current CPU, for
+ * providers whose registers are not plain MSRs of that CPU.  NULL: the
+ * MSRs themselves (rdmsrq_safe(), wrmsrq_safe()).  Called with a spinlock
+ * held; must not sleep.
+ */
+struct uncore_guest_ops {
+	int (*read)(struct pmu *pmu, u32 msr, u64 *val);
+	int (*write)(struct pmu *pmu, u32 msr, u64 val);
+};
+
 /* Providers: uncore PMU drivers. */
 int uncore_guest_register(struct pmu *pmu,
 			  const struct uncore_guest_msr_range *ranges,
-			  unsigned int nr_ranges);
+			  unsigned int nr_ranges,
+			  const struct uncore_guest_ops *ops);
 void uncore_guest_unregister(struct pmu *pmu);
 int uncore_guest_event_init(struct perf_event *event);
 
@@ -69,5 +81,8 @@ void uncore_guest_detach(struct uncore_guest_res *res);
 int uncore_guest_res_ranges(struct uncore_guest_res *res,
 			    const struct uncore_guest_msr_range **ranges);
 bool uncore_guest_res_has_cpu(struct uncore_guest_res *res, int cpu);
+bool uncore_guest_res_active(struct uncore_guest_res *res);
+int uncore_guest_res_read(struct uncore_guest_res *res, u32 msr, u64 *val);
+int uncore_guest_res_write(struct uncore_guest_res *res, u32 msr, u64 val);
 
 #endif /* _ASM_X86_UNCORE_GUEST_H */
