@@ -14,14 +14,27 @@
  *    writes to its control MSR still do, handled and checked by KVM;
  *  - after kvmai releases the unit, reads exit again.
  *
+ * And the capability's contract, on the mock unit, whose registers the mock
+ * provider keeps in memory (kmod/mock/kvmai_mock_pmu.c, debugfs):
+ *  - detach, and slots given back (100 attach/detach cycles, 100 revoked
+ *    reservations in a row on a VM that holds at most 8 units);
+ *  - the unit scrubbed when reserved (what a host event left) and when
+ *    released (what the guest programmed);
+ *  - no guest write lands after the owner's release returned, while the
+ *    guest writes without pause (1000 rounds);
+ *  - the host's and the VMM's PMU policy refuse an attach.
+ *
  * On real uncore hardware the same holds for the host's own units; those
  * tests need one and skip here.
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
@@ -32,6 +45,11 @@
 
 
 #define LOOPS 1000
+#define CYCLES 100
+#define RACE_ROUNDS 1000
+#define MOCK_CTL_VALUE 0x40ffff		/* enable + event: within the mask */
+#define GUEST_COUNT 0xabcd
+#define KVM_PARAM "/sys/module/kvm/parameters/enable_uncore_passthrough"
 
 FIXTURE(exits) {
 	struct nl_sock *sk;
@@ -41,6 +59,18 @@ FIXTURE(exits) {
 	struct kt_vm vm;
 	bool mock;
 };
+
+/* KVM's administrator switch (kvm-ai series), set back after every case. */
+static int set_param(const char *val)
+{
+	FILE *f = fopen(KVM_PARAM, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(val, f) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
 
 FIXTURE_SETUP(exits)
 {
@@ -61,6 +91,8 @@ FIXTURE_TEARDOWN(exits)
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "exit-test" };
 
 	kt_vm_destroy(&self->vm);
+	if (!access(KVM_PARAM, W_OK))
+		set_param("Y");
 	if (self->sk) {
 		kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
 		kvmai_genl_close(self->sk);
@@ -74,6 +106,35 @@ static int reserve_l3(FIXTURE_DATA(exits) *self)
 
 	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL,
 			      self->ext, sizeof(self->ext));
+}
+
+/* Why this case cannot run here, or NULL. */
+static const char *mock_unusable(FIXTURE_DATA(exits) *self)
+{
+	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
+		return "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)";
+	if (!self->mock)
+		return "no mock PMU provider (" KVMAI_MOCK_PATH ")";
+	return NULL;
+}
+
+static int release_l3(FIXTURE_DATA(exits) *self)
+{
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "exit-test" };
+
+	return kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+}
+
+static uint64_t mock_reg(uint32_t msr, long *writes)
+{
+	uint64_t val = ~0ULL;
+	long w = -1;
+
+	if (kt_mock_reg(KT_MOCK_L3, 0, msr, &val, &w))
+		return ~0ULL;
+	if (writes)
+		*writes = w;
+	return val;
 }
 
 TEST_F(exits, intercepted_uncore_reads_exit)
@@ -130,6 +191,200 @@ TEST_F(exits, owned_uncore_counter_reads_do_not_exit)
 	EXPECT_EQ(0, ctl.to_user);
 	EXPECT_LE(LOOPS, after.exits);
 	EXPECT_EQ(LOOPS, after.to_user);
+}
+
+TEST_F(exits, detach_intercepts_again_and_frees_the_slot)
+{
+	struct kt_counts pass, after;
+	const char *why = mock_unusable(self);
+	int i;
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, KT_MOCK_L3, true));
+	for (i = 0; i < CYCLES; i++) {
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false)) TH_LOG("attach %d", i);
+		if (!i)
+			EXPECT_EQ(-EEXIST, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, true)) TH_LOG("detach %d", i);
+	}
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &pass));
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, true));
+	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &after));
+	TH_LOG("after %d attach/detach cycles, %u reads: %llu exits attached, %llu detached",
+	       CYCLES, LOOPS, (unsigned long long)pass.exits, (unsigned long long)after.exits);
+	EXPECT_GT(LOOPS / 100, pass.exits);
+	EXPECT_EQ(0, pass.to_user);
+	EXPECT_EQ(LOOPS, after.to_user);
+}
+
+TEST_F(exits, revoked_units_give_their_slot_back)
+{
+	const char *why = mock_unusable(self);
+	struct kt_counts c;
+	int i;
+
+	if (why)
+		SKIP(return, "%s", why);
+	/* A VM holds 8 units at most: each round's revoked unit must leave. */
+	for (i = 0; i < CYCLES; i++) {
+		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %d: %s", i, self->ext);
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, release_l3(self));
+	}
+	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &c));
+	EXPECT_EQ(LOOPS, c.to_user);
+}
+
+TEST_F(exits, unit_scrubbed_on_reserve_and_release)
+{
+	const char *why = mock_unusable(self);
+	struct kt_counts c;
+	int fd;
+
+	if (why)
+		SKIP(return, "%s", why);
+	/* A host event counts on package 0 and leaves its count behind. */
+	fd = kt_perf_open(KT_MOCK_L3, atoi(self->pkg0), false);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_NE(0, mock_reg(KT_MOCK_L3_CTR0, NULL));
+	ASSERT_NE(~0ULL, mock_reg(KT_MOCK_L3_CTR0, NULL));
+
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, mock_reg(KT_MOCK_L3_CTR0, NULL)) TH_LOG("host's count not scrubbed");
+
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTL0, 1, true, MOCK_CTL_VALUE, &c));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, true, GUEST_COUNT, &c));
+	EXPECT_EQ(MOCK_CTL_VALUE, mock_reg(KT_MOCK_L3_CTL0, NULL));
+	EXPECT_EQ(GUEST_COUNT, mock_reg(KT_MOCK_L3_CTR0, NULL));
+
+	ASSERT_EQ(0, release_l3(self));
+	EXPECT_EQ(0, mock_reg(KT_MOCK_L3_CTL0, NULL)) TH_LOG("guest's control left counting");
+	EXPECT_EQ(0, mock_reg(KT_MOCK_L3_CTR0, NULL)) TH_LOG("guest's count left for the host");
+}
+
+struct writer {
+	struct kt_vm *vm;
+	volatile bool stop;
+	int err;
+	unsigned long runs;
+};
+
+/* The guest stores its count without pause until told to stop. */
+static void *guest_writes(void *arg)
+{
+	struct writer *w = arg;
+	struct kt_counts c;
+
+	while (!w->stop && !w->err) {
+		w->err = kt_vm_run(w->vm, KT_MOCK_L3_CTR0, 20000, true, GUEST_COUNT, &c);
+		w->runs++;
+	}
+	return NULL;
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* 1000 rounds of reserve, attach and release under TCG take a while. */
+TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
+{
+	struct writer w = { .vm = &self->vm };
+	const char *why = mock_unusable(self);
+	long before = -1, at = -1, later = -1;
+	unsigned int round, late = 0, dirty = 0;
+	uint64_t t0, deadline;
+	pthread_t thread;
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, pthread_create(&thread, NULL, guest_writes, &w));
+	t0 = ms_now();
+	for (round = 0; round < RACE_ROUNDS && !w.err; round++) {
+		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %u: %s", round, self->ext);
+		mock_reg(KT_MOCK_L3_CTR0, &before);
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false)) TH_LOG("round %u", round);
+		/* Release only while the guest's stores reach the unit. */
+		deadline = ms_now() + 5000;
+		do {
+			mock_reg(KT_MOCK_L3_CTR0, &at);
+		} while (at == before && ms_now() < deadline);
+		ASSERT_NE(before, at) TH_LOG("round %u: the guest wrote nothing", round);
+
+		ASSERT_EQ(0, release_l3(self));
+		if (mock_reg(KT_MOCK_L3_CTR0, &at))
+			dirty++;
+		usleep(200);
+		if (mock_reg(KT_MOCK_L3_CTR0, &later) || later != at)
+			late++;
+		if (round % 100 == 99)
+			TH_LOG("round %u after %llu ms", round + 1,
+			       (unsigned long long)(ms_now() - t0));
+	}
+	w.stop = true;
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, w.err);
+	TH_LOG("%u rounds in %llu ms, %lu guest runs: %u with the unit dirty after release, %u with a write after it",
+	       round, (unsigned long long)(ms_now() - t0), w.runs, dirty, late);
+	EXPECT_EQ(RACE_ROUNDS, round);
+	EXPECT_EQ(0, dirty);
+	EXPECT_EQ(0, late);
+}
+
+TEST_F(exits, pmu_policy_refuses_attach)
+{
+	struct kvm_pmu_event_filter filter = { .action = KVM_PMU_EVENT_DENY };
+	const char *why = mock_unusable(self);
+	struct kt_vm filtered;
+
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+
+	/* The administrator's switch: refused, and not offered. */
+	ASSERT_EQ(0, set_param("N"));
+	EXPECT_EQ(-EOPNOTSUPP, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	EXPECT_EQ(0, ioctl(self->vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+	ASSERT_EQ(0, set_param("Y"));
+	EXPECT_EQ(8, ioctl(self->vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+
+	/* A VM whose VMM filters guest events cannot take a unit... */
+	ASSERT_EQ(0, kt_vm_create(&filtered));
+	ASSERT_EQ(0, ioctl(filtered.fd, KVM_SET_PMU_EVENT_FILTER, &filter));
+	EXPECT_EQ(-EACCES, kt_vm_uncore(&filtered, KT_MOCK_L3, false));
+	kt_vm_destroy(&filtered);
+
+	/* ...and a VM with a unit cannot start filtering. */
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	EXPECT_EQ(-1, ioctl(self->vm.fd, KVM_SET_PMU_EVENT_FILTER, &filter));
+	EXPECT_EQ(EBUSY, errno);
+}
+
+TEST_F(exits, vmm_pmu_disable_refuses_attach)
+{
+	const char *why = mock_unusable(self);
+	struct kt_vm nopmu;
+	int ret;
+
+	if (why)
+		SKIP(return, "%s", why);
+	if (ioctl(self->vm.kvm, KVM_CHECK_EXTENSION, KVM_CAP_PMU_CAPABILITY) <= 0)
+		SKIP(return, "KVM has no vPMU to disable here (enable_pmu=N: TCG has no PMU)");
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_vm_create_pmu(&nopmu, KVM_PMU_CAP_DISABLE));
+	ret = kt_vm_uncore(&nopmu, KT_MOCK_L3, false);
+	EXPECT_EQ(0, ioctl(nopmu.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+	kt_vm_destroy(&nopmu);
+	EXPECT_EQ(-EOPNOTSUPP, ret);
 }
 
 /*

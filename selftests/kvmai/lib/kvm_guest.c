@@ -32,12 +32,13 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Real mode: ecx = @msr, then @loops times rdmsr (or wrmsr of 0). */
-static size_t guest_code(uint8_t *p, uint32_t msr, uint16_t loops, bool write)
+/* Real mode: ecx = @msr, then @loops times rdmsr (or wrmsr of @value). */
+static size_t guest_code(uint8_t *p, uint32_t msr, uint16_t loops, bool write,
+			 uint32_t value)
 {
 	uint8_t code[] = {
 		0x66, 0xb9, msr, msr >> 8, msr >> 16, msr >> 24,	/* mov ecx, msr */
-		0x66, 0x31, 0xc0,					/* xor eax, eax */
+		0x66, 0xb8, value, value >> 8, value >> 16, value >> 24, /* mov eax, value */
 		0x66, 0x31, 0xd2,					/* xor edx, edx */
 		0xbe, loops, loops >> 8,				/* mov si, loops */
 		0xe6, PORT_START,					/* out PORT_START, al */
@@ -91,6 +92,14 @@ static uint64_t vcpu_exits(struct kt_vm *v)
 
 int kt_vm_create(struct kt_vm *v)
 {
+	return kt_vm_create_pmu(v, 0);
+}
+
+int kt_vm_create_pmu(struct kt_vm *v, uint64_t pmu_caps)
+{
+	struct kvm_enable_cap pmu = {
+		.cap = KVM_CAP_PMU_CAPABILITY, .args = { pmu_caps },
+	};
 	struct kvm_userspace_memory_region region = {
 		.slot = 0, .guest_phys_addr = 0, .memory_size = MEM_SIZE,
 	};
@@ -112,6 +121,9 @@ int kt_vm_create(struct kt_vm *v)
 	region.userspace_addr = (uintptr_t)v->mem;
 	if (ioctl(v->fd, KVM_SET_USER_MEMORY_REGION, &region) ||
 	    ioctl(v->fd, KVM_ENABLE_CAP, &cap))
+		return -errno;
+	/* Before the vCPU: KVM takes PMU settings only then. */
+	if (pmu_caps && ioctl(v->fd, KVM_ENABLE_CAP, &pmu))
 		return -errno;
 	v->vcpu = ioctl(v->fd, KVM_CREATE_VCPU, 0);
 	if (v->vcpu < 0)
@@ -146,12 +158,18 @@ void kt_vm_destroy(struct kt_vm *v)
 int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 		  struct kt_counts *c)
 {
+	return kt_vm_run(v, msr, loops, write, 0, c);
+}
+
+int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
+	      uint32_t value, struct kt_counts *c)
+{
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
 	uint64_t start = 0, t0 = 0;
 	bool counting = false;
 
-	guest_code((uint8_t *)v->mem + CODE_GPA, msr, loops, write);
+	guest_code((uint8_t *)v->mem + CODE_GPA, msr, loops, write, value);
 	if (ioctl(v->vcpu, KVM_GET_SREGS, &sregs))
 		return -errno;
 	sregs.cs.base = 0;
@@ -190,6 +208,18 @@ int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 			return -EPROTO;
 		}
 	}
+}
+
+int kt_vm_uncore(struct kt_vm *v, const char *unit, bool detach)
+{
+	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_UNCORE_PASSTHROUGH };
+	int type = kt_perf_type(unit);
+
+	if (type < 0)
+		return type;
+	cap.args[0] = type;
+	cap.args[1] = detach ? KVM_X86_UNCORE_DETACH : 0;
+	return ioctl(v->fd, KVM_ENABLE_CAP, &cap) ? -errno : 0;
 }
 
 bool kt_kvm_has_cap(int cap)

@@ -256,6 +256,12 @@ int kt_perf_open(const char *pmu, int cpu, bool exclude_guest);
 int kt_perf_try(const char *pmu, int cpu, bool exclude_guest);
 /* The CPUs of @cpu's package as a cpulist, and how many; -errno. */
 int kt_package_cpus(int cpu, char *list, size_t len);
+/*
+ * The mock provider's register @msr of @unit on package @pkg, and its count
+ * of registry writes, from debugfs (kmod/mock/kvmai_mock_pmu.c): 0 or -errno.
+ */
+int kt_mock_reg(const char *unit, unsigned int pkg, uint32_t msr,
+		uint64_t *val, long *writes);
 
 /* Counters devices (lib/ctrdev.c). */
 struct vfio_region_info;
@@ -289,7 +295,10 @@ bool kt_kmsg_has(const char *needle);
 
 /* A KVM guest accessing one MSR in a loop (lib/kvm_guest.c). */
 #ifndef KVM_CAP_X86_UNCORE_PASSTHROUGH
-#define KVM_CAP_X86_UNCORE_PASSTHROUGH 252	/* kvm-ai series */
+#define KVM_CAP_X86_UNCORE_PASSTHROUGH 1000	/* kvm-ai series, out of tree */
+#endif
+#ifndef KVM_X86_UNCORE_DETACH
+#define KVM_X86_UNCORE_DETACH (1ULL << 0)
 #endif
 
 struct kvm_run;
@@ -310,10 +319,17 @@ struct kt_counts {
 
 /* A VM with one vCPU and MSR exits to userspace for unknown MSRs. */
 int kt_vm_create(struct kt_vm *v);
+/* The same, with KVM_CAP_PMU_CAPABILITY @pmu_caps (if not 0) set first. */
+int kt_vm_create_pmu(struct kt_vm *v, uint64_t pmu_caps);
 void kt_vm_destroy(struct kt_vm *v);
 /* Runs @loops reads (or writes of 0) of @msr once: 0 or -errno. */
 int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 		  struct kt_counts *c);
+/* The same, writing @value (high half 0). */
+int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
+	      uint32_t value, struct kt_counts *c);
+/* KVM_CAP_X86_UNCORE_PASSTHROUGH: attach (or detach) perf PMU @unit. */
+int kt_vm_uncore(struct kt_vm *v, const char *unit, bool detach);
 bool kt_kvm_has_cap(int cap);
 /* Runs this process (and so its vCPU) on the CPUs of cpulist @list only. */
 int kt_pin(const char *list);

@@ -273,3 +273,28 @@ int kt_package_cpus(int cpu, char *list, size_t len)
 	}
 	return n;
 }
+
+int kt_mock_reg(const char *unit, unsigned int pkg, uint32_t msr,
+		uint64_t *val, long *writes)
+{
+	unsigned long long v;
+	unsigned int p, m;
+	char path[128], line[128];
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kvmai_mock_pmu/%s", unit);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "writes %ld", writes) == 1)
+			continue;
+		if (sscanf(line, "%u %x %llx", &p, &m, &v) == 3 && p == pkg && m == msr) {
+			*val = v;
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
