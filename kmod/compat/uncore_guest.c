@@ -640,5 +640,32 @@ int uncore_guest_res_write(struct uncore_guest_res *res, u32 msr, u64 val)
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_write);
 
+/**
+ * uncore_guest_res_rdpmc - read a counter of the unit by RDPMC index
+ * @res: the reservation, attached
+ * @idx: the RDPMC index (ECX) the guest used
+ * @val: set to the counter's value on the current CPU
+ *
+ * The index selects the MSR of a range with UNCORE_GUEST_MSR_RDPMC, as the
+ * instruction would on the host; the read is uncore_guest_res_read()'s.
+ *
+ * Return: 0, -EPERM if the unit answers no such index, or as
+ * uncore_guest_res_read().
+ */
+int uncore_guest_res_rdpmc(struct uncore_guest_res *res, u32 idx, u64 *val)
+{
+	const struct uncore_guest_msr_range *r;
+	unsigned int i;
+
+	for (i = 0; i < res->nr_ranges; i++) {
+		r = &res->ranges[i];
+		if ((r->flags & UNCORE_GUEST_MSR_RDPMC) && idx - r->rdpmc < r->nr)
+			return uncore_guest_res_read(res, r->base + idx - r->rdpmc,
+						     val);
+	}
+	return -EPERM;
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_rdpmc);
+
 MODULE_DESCRIPTION("Uncore PMU units reserved for guests");
 MODULE_LICENSE("GPL");

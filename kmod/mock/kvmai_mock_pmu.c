@@ -46,6 +46,7 @@ struct mock_pmu {
 	const char *name;
 	u32 msr;
 	unsigned int pairs;
+	u32 rdpmc;		/* first RDPMC index of its counters */
 	bool uncore;
 	bool registered;
 	u64 *regs;		/* [package][2 * pairs]: CTL0, CTR0, CTL1, ... */
@@ -112,8 +113,10 @@ static void mock_read(struct perf_event *event)
 }
 
 static struct mock_pmu mock_pmus[] = {
-	{ .name = "mock_uncore_l3", .msr = MOCK_L3_MSR, .pairs = MOCK_L3_PAIRS, .uncore = true },
-	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS, .uncore = true },
+	{ .name = "mock_uncore_l3", .msr = MOCK_L3_MSR, .pairs = MOCK_L3_PAIRS,
+	  .rdpmc = 10, .uncore = true },
+	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
+	  .rdpmc = 6, .uncore = true },
 #ifdef PERF_PMU_CAP_MEDIATED_VPMU
 	{ .name = "mock_core" },
 #endif
@@ -163,8 +166,8 @@ DEFINE_SHOW_ATTRIBUTE(mock_regs);
 
 /*
  * Control/counter pairs offered as AMD's driver offers them: controls
- * written (checked against a mask), counters read without exits and
- * written within their 48 bits.
+ * written (checked against a mask), counters read without exits, by RDPMC
+ * with AMD's indices (DF 6-9, L3 10-15) and written within their 48 bits.
  */
 static int mock_offer(struct mock_pmu *mp)
 {
@@ -179,7 +182,9 @@ static int mock_offer(struct mock_pmu *mp)
 		};
 		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + 2 * i + 1, .nr = 1,
-			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE,
+			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE |
+				 UNCORE_GUEST_MSR_RDPMC,
+			.rdpmc = mp->rdpmc + i,
 			.write_mask = MOCK_CTR_MASK,
 		};
 	}

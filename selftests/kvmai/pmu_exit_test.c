@@ -22,7 +22,9 @@
  *    released (what the guest programmed);
  *  - no guest write lands after the owner's release returned, while the
  *    guest writes without pause (1000 rounds);
- *  - the host's and the VMM's PMU policy refuse an attach.
+ *  - the host's and the VMM's PMU policy refuse an attach;
+ *  - what a stock guest's uncore driver reads with: RDPMC of the unit's
+ *    index answered (one exit each) while attached, #GP otherwise.
  *
  * On real uncore hardware the same holds for the host's own units; those
  * tests need one and skip here.
@@ -257,8 +259,8 @@ TEST_F(exits, unit_scrubbed_on_reserve_and_release)
 	EXPECT_EQ(0, mock_reg(KT_MOCK_L3_CTR0, NULL)) TH_LOG("host's count not scrubbed");
 
 	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTL0, 1, true, MOCK_CTL_VALUE, &c));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, true, GUEST_COUNT, &c));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTL0, 1, KT_WRMSR, MOCK_CTL_VALUE, &c));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c));
 	EXPECT_EQ(MOCK_CTL_VALUE, mock_reg(KT_MOCK_L3_CTL0, NULL));
 	EXPECT_EQ(GUEST_COUNT, mock_reg(KT_MOCK_L3_CTR0, NULL));
 
@@ -281,7 +283,7 @@ static void *guest_writes(void *arg)
 	struct kt_counts c;
 
 	while (!w->stop && !w->err) {
-		w->err = kt_vm_run(w->vm, KT_MOCK_L3_CTR0, 20000, true, GUEST_COUNT, &c);
+		w->err = kt_vm_run(w->vm, KT_MOCK_L3_CTR0, 20000, KT_WRMSR, GUEST_COUNT, &c);
 		w->runs++;
 	}
 	return NULL;
@@ -293,6 +295,34 @@ static uint64_t ms_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
+{
+	const char *why = mock_unusable(self);
+	struct kt_counts c;
+
+	if (why)
+		SKIP(return, "%s", why);
+	/* Nobody answers RDPMC 10 (no vPMU here, no unit): #GP. */
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c));
+	EXPECT_TRUE(c.gp);
+
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, LOOPS, KT_RDPMC, 0, &c));
+	TH_LOG("%u RDPMC %d while attached: %llu exits, %u to userspace, read 0x%llx",
+	       LOOPS, KT_MOCK_L3_RDPMC0, (unsigned long long)c.exits, c.to_user,
+	       (unsigned long long)c.last);
+	EXPECT_FALSE(c.gp);
+	EXPECT_EQ(GUEST_COUNT, c.last);
+	EXPECT_LE(LOOPS, c.exits);
+	EXPECT_EQ(0, c.to_user);
+
+	ASSERT_EQ(0, release_l3(self));
+	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c));
+	EXPECT_TRUE(c.gp);
 }
 
 /* 1000 rounds of reserve, attach and release under TCG take a while. */

@@ -22,11 +22,13 @@ struct uncore_guest_res;
 /* What the guest may do with the MSRs of a range. */
 #define UNCORE_GUEST_MSR_READ	BIT(0)	/* reads are not intercepted */
 #define UNCORE_GUEST_MSR_WRITE	BIT(1)	/* writes intercepted, checked, done */
+#define UNCORE_GUEST_MSR_RDPMC	BIT(2)	/* RDPMC @rdpmc + i reads MSR @base + i */
 
 struct uncore_guest_msr_range {
 	u32 base;		/* first MSR */
 	u32 nr;			/* number of consecutive MSRs */
 	u32 flags;		/* UNCORE_GUEST_MSR_* */
+	u32 rdpmc;		/* first RDPMC index, with MSR_RDPMC */
 	u64 write_mask;		/* bits a guest may set, with MSR_WRITE */
 };
 
@@ -84,5 +86,6 @@ bool uncore_guest_res_has_cpu(struct uncore_guest_res *res, int cpu);
 bool uncore_guest_res_active(struct uncore_guest_res *res);
 int uncore_guest_res_read(struct uncore_guest_res *res, u32 msr, u64 *val);
 int uncore_guest_res_write(struct uncore_guest_res *res, u32 msr, u64 val);
+int uncore_guest_res_rdpmc(struct uncore_guest_res *res, u32 idx, u64 *val);
 
 #endif /* _ASM_X86_UNCORE_GUEST_H */

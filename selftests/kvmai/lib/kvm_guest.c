@@ -21,7 +21,10 @@
 
 #define PORT_START 0x10
 #define PORT_END 0x11
+#define PORT_GP 0x13
+#define IVT_GP 0x34	/* real-mode vector 13: offset, segment */
 #define CODE_GPA 0x1000
+#define GP_GPA 0x1100
 #define MEM_SIZE 0x10000
 
 static uint64_t now_ns(void)
@@ -32,17 +35,30 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Real mode: ecx = @msr, then @loops times rdmsr (or wrmsr of @value). */
-static size_t guest_code(uint8_t *p, uint32_t msr, uint16_t loops, bool write,
-			 uint32_t value)
+static const uint8_t op_code[] = {
+	[KT_RDMSR] = 0x32, [KT_WRMSR] = 0x30, [KT_RDPMC] = 0x33,
+};
+
+/*
+ * Real mode: ecx = @msr, then @loops times @op (wrmsr writes @value); a #GP
+ * goes to a handler that writes PORT_GP and halts.
+ */
+static size_t guest_code(uint8_t *mem, uint32_t msr, uint16_t loops,
+			 enum kt_op op, uint32_t value)
 {
+	uint8_t gp[] = {
+		0xe6, PORT_GP,						/* out PORT_GP, al */
+		0xf4,							/* hlt */
+	};
+	uint16_t ivt[] = { GP_GPA, 0 };
+	uint8_t *p = mem + CODE_GPA;
 	uint8_t code[] = {
 		0x66, 0xb9, msr, msr >> 8, msr >> 16, msr >> 24,	/* mov ecx, msr */
 		0x66, 0xb8, value, value >> 8, value >> 16, value >> 24, /* mov eax, value */
 		0x66, 0x31, 0xd2,					/* xor edx, edx */
 		0xbe, loops, loops >> 8,				/* mov si, loops */
 		0xe6, PORT_START,					/* out PORT_START, al */
-		0x0f, write ? 0x30 : 0x32,				/* rdmsr / wrmsr */
+		0x0f, op_code[op],					/* rdmsr/wrmsr/rdpmc */
 		0x4e,							/* dec si */
 		0x75, 0xfb,						/* jnz back 5 */
 		0xe6, PORT_END,						/* out PORT_END, al */
@@ -50,6 +66,8 @@ static size_t guest_code(uint8_t *p, uint32_t msr, uint16_t loops, bool write,
 	};
 
 	memcpy(p, code, sizeof(code));
+	memcpy(mem + GP_GPA, gp, sizeof(gp));
+	memcpy(mem + IVT_GP, ivt, sizeof(ivt));
 	return sizeof(code);
 }
 
@@ -158,10 +176,10 @@ void kt_vm_destroy(struct kt_vm *v)
 int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 		  struct kt_counts *c)
 {
-	return kt_vm_run(v, msr, loops, write, 0, c);
+	return kt_vm_run(v, msr, loops, write ? KT_WRMSR : KT_RDMSR, 0, c);
 }
 
-int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
+int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, enum kt_op op,
 	      uint32_t value, struct kt_counts *c)
 {
 	struct kvm_sregs sregs;
@@ -169,7 +187,7 @@ int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 	uint64_t start = 0, t0 = 0;
 	bool counting = false;
 
-	guest_code((uint8_t *)v->mem + CODE_GPA, msr, loops, write, value);
+	guest_code(v->mem, msr, loops, op, value);
 	if (ioctl(v->vcpu, KVM_GET_SREGS, &sregs))
 		return -errno;
 	sregs.cs.base = 0;
@@ -191,6 +209,12 @@ int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 				/* Less the port write's own exit. */
 				c->exits = vcpu_exits(v) - start - 1;
 				counting = false;
+				if (ioctl(v->vcpu, KVM_GET_REGS, &regs))
+					return -errno;
+				c->last = (regs.rdx & 0xffffffff) << 32 |
+					  (regs.rax & 0xffffffff);
+			} else if (v->run->io.port == PORT_GP) {
+				c->gp = true;
 			}
 			break;
 		case KVM_EXIT_X86_RDMSR:

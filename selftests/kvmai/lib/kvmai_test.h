@@ -292,6 +292,7 @@ bool kt_kmsg_has(const char *needle);
 #define KT_MOCK_L3 "mock_uncore_l3"
 #define KT_MOCK_L3_CTL0 0xc0010230
 #define KT_MOCK_L3_CTR0 0xc0010231
+#define KT_MOCK_L3_RDPMC0 10	/* AMD's RDPMC index of the first L3 counter */
 
 /* A KVM guest accessing one MSR in a loop (lib/kvm_guest.c). */
 #ifndef KVM_CAP_X86_UNCORE_PASSTHROUGH
@@ -315,7 +316,12 @@ struct kt_counts {
 	uint64_t exits;		/* VM exits between the two port writes */
 	unsigned int to_user;	/* of which MSR exits to userspace */
 	uint64_t ns;		/* wall time between them */
+	uint64_t last;		/* edx:eax after the last access */
+	bool gp;		/* the guest took a #GP instead */
 };
+
+/* What the guest does with its MSR (or, for RDPMC, counter index). */
+enum kt_op { KT_RDMSR, KT_WRMSR, KT_RDPMC };
 
 /* A VM with one vCPU and MSR exits to userspace for unknown MSRs. */
 int kt_vm_create(struct kt_vm *v);
@@ -325,8 +331,8 @@ void kt_vm_destroy(struct kt_vm *v);
 /* Runs @loops reads (or writes of 0) of @msr once: 0 or -errno. */
 int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 		  struct kt_counts *c);
-/* The same, writing @value (high half 0). */
-int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
+/* The same for any @op; WRMSR writes @value (high half 0). */
+int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, enum kt_op op,
 	      uint32_t value, struct kt_counts *c);
 /* KVM_CAP_X86_UNCORE_PASSTHROUGH: attach (or detach) perf PMU @unit. */
 int kt_vm_uncore(struct kt_vm *v, const char *unit, bool detach);
