@@ -121,9 +121,13 @@ check: vm-payload
 	-@$(MAKE) --no-print-directory qemu
 	$(PYTHON) selftests/check.py --ksrc $(KSRC) $(if $(V),-v)
 
-# Figures, not tests: P2P enable/disable against a setpci loop, in the VM.
+# Figures, not tests: P2P enable/disable against a setpci loop, in the VM;
+# then on the patched kernel, where the PMU read paths all exist.
 bench: vm-payload
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario bench
+	@$(MAKE) --no-print-directory kernel vm-payload-kernel
+	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload-kernel \
+		--kernel-dir "$$(tools/devenv/kernel.sh dir)" --workdir $(BUILD)/bench-kernel --scenario bench
 	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --nested \
 		--workdir $(BUILD)/bench-l2 --scenario bench-l2
 
