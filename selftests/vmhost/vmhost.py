@@ -323,7 +323,7 @@ def build_base(kernel, modules):
 
 
 # Bump when the layout of the nested part changes.
-NESTED_FORMAT = 1
+NESTED_FORMAT = 2
 # Where QEMU's firmware comes from on the build machine, searched in order.
 FIRMWARE_DIRS = [Path("/usr/share/qemu"), Path("/usr/share/seabios")]
 
@@ -344,13 +344,17 @@ def build_nested(kernel, base, cfg, kvmai_qemu=None):
     the emulated host's, so that an L2 guest runs the same /init and scenarios
     (guest/l2-run adds the run's payload).  With kvmai_qemu, also that QEMU
     (kvm-ai's patches, tools/devenv/qemu.sh) as
-    /usr/libexec/kvmai/qemu-system-x86_64, for the tests that need it."""
+    /usr/libexec/kvmai/qemu-system-x86_64, for the tests that need it.  L2
+    also gets Debian's perf (linux-perf), in an initramfs part of its own
+    that only L2 loads (l2-run), for the uncore PMU tests."""
     qemu = Path(shutil.which("qemu-system-x86_64") or die("qemu-system-x86_64 not found"))
     qemus = [qemu] + ([Path(kvmai_qemu)] if kvmai_qemu else [])
+    perf = Path(shutil.which("perf") or die("perf not found (run 'make deps')"))
     firmware = find_firmware(cfg)
     key = (NESTED_FORMAT, [(str(q), q.stat().st_mtime) for q in qemus],
            [(str(f), f.stat().st_mtime) for f in firmware],
-           str(kernel.image), kernel.image.stat().st_mtime, base.name)
+           str(kernel.image), kernel.image.stat().st_mtime, base.name,
+           perf.stat().st_mtime)
 
     def fill(root):
         copy_into(root, qemu, "usr/bin/qemu-system-x86_64")
@@ -362,6 +366,11 @@ def build_nested(kernel, base, cfg, kvmai_qemu=None):
             copy_into(root, f, f"usr/share/kvmai-l2/firmware/{f.name}")
         copy_into(root, kernel.image, "usr/share/kvmai-l2/vmlinuz")
         copy_into(root, base, "usr/share/kvmai-l2/base.cpio.gz")
+        with tempfile.TemporaryDirectory() as tmp:
+            copy_into(Path(tmp), perf, "usr/bin/perf")
+            for lib in elf_deps([perf]):
+                copy_into(Path(tmp), lib)
+            cpio_gz(Path(tmp), root / "usr/share/kvmai-l2/perf.cpio.gz")
 
     return cached_part(f"nested-{kernel.version}", key, fill)
 

@@ -69,8 +69,8 @@ PKGS=(
 	nlohmann-json3-dev libpugixml-dev libxml2-dev clang-format clang-tidy
 	# xmllint: the tests validate libvirt metadata against its RELAX NG schema
 	libxml2-utils
-	# emulated host
-	busybox-static pciutils
+	# emulated host; perf for its L2 guests (uncore PMUs passed through)
+	busybox-static pciutils linux-perf
 	# patches-export --check; checkpatch's SPDX check (scripts/spdxcheck.py)
 	quilt python3-ply python3-git
 	# kvm-ai's QEMU (tools/devenv/qemu.sh; meson and pycotap come from
