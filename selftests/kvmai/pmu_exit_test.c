@@ -120,6 +120,14 @@ static const char *mock_unusable(FIXTURE_DATA(exits) *self)
 	return NULL;
 }
 
+/* Skips the case, saying why, unless the mock unit can be attached. */
+#define NEED_MOCK_UNIT() do {						\
+	const char *why = mock_unusable(self);				\
+									\
+	if (why)							\
+		SKIP(return, "%s", why);				\
+} while (0)
+
 static int release_l3(FIXTURE_DATA(exits) *self)
 {
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "exit-test" };
@@ -198,11 +206,9 @@ TEST_F(exits, owned_uncore_counter_reads_do_not_exit)
 TEST_F(exits, detach_intercepts_again_and_frees_the_slot)
 {
 	struct kt_counts pass, after;
-	const char *why = mock_unusable(self);
 	int i;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
 	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, KT_MOCK_L3, true));
 	for (i = 0; i < CYCLES; i++) {
@@ -224,12 +230,10 @@ TEST_F(exits, detach_intercepts_again_and_frees_the_slot)
 
 TEST_F(exits, revoked_units_give_their_slot_back)
 {
-	const char *why = mock_unusable(self);
 	struct kt_counts c;
 	int i;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	/* A VM holds 8 units at most: each round's revoked unit must leave. */
 	for (i = 0; i < CYCLES; i++) {
 		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %d: %s", i, self->ext);
@@ -242,12 +246,10 @@ TEST_F(exits, revoked_units_give_their_slot_back)
 
 TEST_F(exits, unit_scrubbed_on_reserve_and_release)
 {
-	const char *why = mock_unusable(self);
 	struct kt_counts c;
 	int fd;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	/* A host event counts on package 0 and leaves its count behind. */
 	fd = kt_perf_open(KT_MOCK_L3, atoi(self->pkg0), false);
 	ASSERT_LE(0, fd);
@@ -299,11 +301,9 @@ static uint64_t ms_now(void)
 
 TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 {
-	const char *why = mock_unusable(self);
 	struct kt_counts c;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	/* Nobody answers RDPMC 10 (no vPMU here, no unit): #GP. */
 	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c));
 	EXPECT_TRUE(c.gp);
@@ -329,14 +329,12 @@ TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 {
 	struct writer w = { .vm = &self->vm };
-	const char *why = mock_unusable(self);
 	long before = -1, at = -1, later = -1;
 	unsigned int round, late = 0, dirty = 0;
 	uint64_t t0, deadline;
 	pthread_t thread;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	ASSERT_EQ(0, pthread_create(&thread, NULL, guest_writes, &w));
 	t0 = ms_now();
 	for (round = 0; round < RACE_ROUNDS && !w.err; round++) {
@@ -373,11 +371,9 @@ TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 TEST_F(exits, pmu_policy_refuses_attach)
 {
 	struct kvm_pmu_event_filter filter = { .action = KVM_PMU_EVENT_DENY };
-	const char *why = mock_unusable(self);
 	struct kt_vm filtered;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
 
 	/* The administrator's switch: refused, and not offered. */
@@ -401,12 +397,10 @@ TEST_F(exits, pmu_policy_refuses_attach)
 
 TEST_F(exits, vmm_pmu_disable_refuses_attach)
 {
-	const char *why = mock_unusable(self);
 	struct kt_vm nopmu;
 	int ret;
 
-	if (why)
-		SKIP(return, "%s", why);
+	NEED_MOCK_UNIT();
 	if (ioctl(self->vm.kvm, KVM_CHECK_EXTENSION, KVM_CAP_PMU_CAPABILITY) <= 0)
 		SKIP(return, "KVM has no vPMU to disable here (enable_pmu=N: TCG has no PMU)");
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
