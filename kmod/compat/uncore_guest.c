@@ -19,9 +19,9 @@
  */
 #include <linux/bitmap.h>
 #include <linux/cleanup.h>
+#include <linux/export.h>
 #include <linux/kref.h>
 #include <linux/list.h>
-#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/pid.h>
@@ -666,6 +666,3 @@ int uncore_guest_res_rdpmc(struct uncore_guest_res *res, u32 idx, u64 *val)
 	return -EPERM;
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_rdpmc);
-
-MODULE_DESCRIPTION("Uncore PMU units reserved for guests");
-MODULE_LICENSE("GPL");

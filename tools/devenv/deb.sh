@@ -140,7 +140,7 @@ check_contents() {
 		return
 	fi
 	list=$(dpkg-deb -c "$dkms" | awk '{print $6}' | sed 's|^\./|/|')
-	for f in dkms.conf Kbuild Makefile main.c compat/uncore_guest.c \
+	for f in dkms.conf Kbuild Makefile main.c compat/uncore_guest.c compat/uncore_guest_module.h \
 		compat/asm/uncore_guest.h include/uapi/linux/kvmai.h; do
 		grep -qxF "/usr/src/kvmai-$ver/$f" <<<"$list" || missing+=("$f")
 	done
