@@ -50,7 +50,8 @@ struct uncore_guest_res {
 	/* Set under @lock, so no access checked before it lands after it. */
 	spinlock_t lock;
 	bool revoked;
-	struct pmu *pmu;			/* the unit's, while not revoked */
+	/* The unit's, kept to scrub it after the reservation is revoked. */
+	struct pmu *pmu;
 	const struct uncore_guest_ops *ops;
 	unsigned long *pkgs;
 	struct pid *vmm;
@@ -573,16 +574,24 @@ res_range(struct uncore_guest_res *res, u32 msr)
 	return NULL;
 }
 
-/* With res->lock held: may the guest access the unit here and now? */
-static int res_check_access(struct uncore_guest_res *res)
+/*
+ * The guest's access to @msr: whether it may access the unit here and now,
+ * and the access, as one step under the reservation's lock.
+ */
+static int res_access(struct uncore_guest_res *res, u32 msr, u64 *val,
+		      bool write)
 {
-	lockdep_assert_held(&res->lock);
+	int ret;
+
+	guard(spinlock)(&res->lock);
 	if (res->revoked)
 		return -ENODEV;
 	if (!test_bit(topology_logical_package_id(smp_processor_id()),
 		      res->pkgs))
 		return -ESRCH;
-	return 0;
+	ret = write ? res_msr_write(res, msr, *val) :
+		      res_msr_read(res, msr, val);
+	return ret ? -EIO : 0;
 }
 
 /**
@@ -599,15 +608,9 @@ static int res_check_access(struct uncore_guest_res *res)
  */
 int uncore_guest_res_read(struct uncore_guest_res *res, u32 msr, u64 *val)
 {
-	int ret;
-
 	if (!res_range(res, msr))
 		return -EPERM;
-	guard(spinlock)(&res->lock);
-	ret = res_check_access(res);
-	if (!ret && res_msr_read(res, msr, val))
-		ret = -EIO;
-	return ret;
+	return res_access(res, msr, val, false);
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_read);
 
@@ -627,16 +630,11 @@ EXPORT_SYMBOL_GPL(uncore_guest_res_read);
 int uncore_guest_res_write(struct uncore_guest_res *res, u32 msr, u64 val)
 {
 	const struct uncore_guest_msr_range *r = res_range(res, msr);
-	int ret;
 
 	if (!r || !(r->flags & UNCORE_GUEST_MSR_WRITE) ||
 	    (val & ~r->write_mask))
 		return -EPERM;
-	guard(spinlock)(&res->lock);
-	ret = res_check_access(res);
-	if (!ret && res_msr_write(res, msr, val))
-		ret = -EIO;
-	return ret;
+	return res_access(res, msr, &val, true);
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_write);
 
