@@ -20,13 +20,15 @@ const struct nla_policy kvmai_msr_range_nl_policy[KVMAI_A_MSR_RANGE_PAD + 1] = {
 	[KVMAI_A_MSR_RANGE_WRITE_MASK] = { .type = NLA_U64, },
 };
 
-const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_MSR + 1] = {
+const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_HOTPLUG_SCRUBS + 1] = {
 	[KVMAI_A_UNIT_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
 	[KVMAI_A_UNIT_TYPE] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_MSR_RANGES] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_HOST_EVENTS] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_VM] = { .type = NLA_NUL_STRING, },
 	[KVMAI_A_UNIT_MSR] = NLA_POLICY_NESTED(kvmai_msr_range_nl_policy),
+	[KVMAI_A_UNIT_OFFLINE_PACKAGE] = { .type = NLA_U32, },
+	[KVMAI_A_UNIT_HOTPLUG_SCRUBS] = { .type = NLA_U32, },
 };
 
 /* KVMAI_CMD_GROUP_NEW - do */

@@ -57,6 +57,7 @@ static int kvmai_fill_unit(struct sk_buff *msg, struct kvmai_pmu_unit *unit)
 {
 	struct kvmai_unit_lookup l = { .name = unit->name };
 	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_UNIT);
+	unsigned int pkg;
 
 	if (!nest || nla_put_string(msg, KVMAI_A_UNIT_NAME, unit->name))
 		return -EMSGSIZE;
@@ -66,6 +67,13 @@ static int kvmai_fill_unit(struct sk_buff *msg, struct kvmai_pmu_unit *unit)
 	     nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, l.host_events)))
 		return -EMSGSIZE;
 	if (kvmai_fill_ranges(msg, unit->res))
+		return -EMSGSIZE;
+	for (pkg = 0; pkg < topology_max_packages(); pkg++)
+		if (uncore_guest_res_pkg_offline(unit->res, pkg) &&
+		    nla_put_u32(msg, KVMAI_A_UNIT_OFFLINE_PACKAGE, pkg))
+			return -EMSGSIZE;
+	if (nla_put_u32(msg, KVMAI_A_UNIT_HOTPLUG_SCRUBS,
+			uncore_guest_res_hotplug_scrubs(unit->res)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);
 	return 0;

@@ -11,15 +11,26 @@
  * ends, so that neither the host nor the next tenant reads what the last
  * one counted, and no control the guest programmed keeps counting.
  *
- * Lock order: uncore_guest_mutex (registry changes, and every callback is
- * made under it) -> uncore_guest_lock (the state event_init() reads).  A
- * reservation's lock is taken alone: it orders the guest's register
- * accesses (uncore_guest_res_read/write()) against the end of the
- * reservation.
+ * A reserved package may lose its last online CPU.  The reservation stays,
+ * and the package is reported offline (uncore_guest_res_pkg_offline()).
+ * When a CPU of it comes back, the driver's own online callback, which
+ * runs first, may have set the unit up for the host again: the registry
+ * then clears its registers before any task can run there, and counts it
+ * (uncore_guest_res_hotplug_scrubs()), so that the guest finds the unit
+ * as a reservation leaves it and never in a state the host programmed.
+ *
+ * Lock order: CPU hotplug lock (drivers register, and the registry's
+ * hotplug callbacks run, under it) -> uncore_guest_mutex (registry changes,
+ * and every callback is made under it) -> uncore_guest_lock (the state
+ * event_init() reads).  A reservation's lock is taken last: it orders the
+ * guest's register accesses (uncore_guest_res_read/write()) against the
+ * end of the reservation.
  */
 #include <linux/bitmap.h>
 #include <linux/cleanup.h>
+#include <linux/cpuhotplug.h>
 #include <linux/export.h>
+#include <linux/init.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -54,6 +65,9 @@ struct uncore_guest_res {
 	struct pmu *pmu;
 	const struct uncore_guest_ops *ops;
 	unsigned long *pkgs;
+	/* Reserved packages without an online CPU; changed under the mutex. */
+	unsigned long *offline;
+	unsigned int hotplug_scrubs;
 	struct pid *vmm;
 	struct uncore_guest_msr_range *ranges;	/* the unit's, copied */
 	unsigned int nr_ranges;
@@ -105,6 +119,18 @@ static bool pkg_reserved(struct uncore_guest_unit *unit, unsigned int pkg)
 		if (test_bit(pkg, res->pkgs))
 			return true;
 	return false;
+}
+
+/* Online CPUs of logical package @pkg. */
+static unsigned int pkg_online_cpus(unsigned int pkg)
+{
+	unsigned int n = 0;
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		if (topology_logical_package_id(cpu) == pkg)
+			n++;
+	return n;
 }
 
 /**
@@ -165,6 +191,7 @@ static void res_free(struct kref *kref)
 
 	put_pid(res->vmm);
 	bitmap_free(res->pkgs);
+	bitmap_free(res->offline);
 	kfree(res->ranges);
 	kfree(res);
 }
@@ -341,8 +368,8 @@ EXPORT_SYMBOL_GPL(uncore_guest_event_init);
  * @revoke: called, under the registry's mutex, if the unit goes away
  * @data: for @revoke
  *
- * The unit's registers are scrubbed on the reserved packages before this
- * returns: what host events counted there is gone.
+ * Before it returns, the unit's registers are scrubbed on the reserved
+ * packages: what host events counted there is gone.
  *
  * Return: the reservation, or ERR_PTR(-ENODEV) for an unknown unit,
  * -EINVAL for an empty @cpus, -EEXIST if a package is already reserved,
@@ -368,7 +395,10 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	INIT_LIST_HEAD(&res->node);
 	spin_lock_init(&res->lock);
 	res->pkgs = bitmap_zalloc(nr_pkgs, GFP_KERNEL);
-	if (!res->pkgs) {
+	res->offline = bitmap_zalloc(nr_pkgs, GFP_KERNEL);
+	if (!res->pkgs || !res->offline) {
+		bitmap_free(res->pkgs);
+		bitmap_free(res->offline);
 		kfree(res);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -407,8 +437,12 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	}
 	spin_unlock_irq(&uncore_guest_lock);
 	/* Host events are refused from here on: nothing refills the unit. */
-	if (!ret)
+	if (!ret) {
+		for_each_set_bit(pkg, res->pkgs, nr_pkgs)
+			if (!pkg_online_cpus(pkg))
+				set_bit(pkg, res->offline);
 		res_scrub(res);
+	}
 out:
 	mutex_unlock(&uncore_guest_mutex);
 	if (ret) {
@@ -664,3 +698,101 @@ int uncore_guest_res_rdpmc(struct uncore_guest_res *res, u32 idx, u64 *val)
 	return -EPERM;
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_rdpmc);
+
+/**
+ * uncore_guest_res_pkg_offline - whether a reserved package has no online CPU
+ * @res: the reservation
+ * @pkg: a logical package id
+ *
+ * Return: true if @pkg is reserved and its last CPU went offline (or none
+ * was online when it was reserved), until a CPU of it comes back.
+ */
+bool uncore_guest_res_pkg_offline(struct uncore_guest_res *res,
+				  unsigned int pkg)
+{
+	return pkg < topology_max_packages() && test_bit(pkg, res->offline);
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_pkg_offline);
+
+/**
+ * uncore_guest_res_hotplug_scrubs - how often a reserved package came back
+ * @res: the reservation
+ *
+ * Return: the number of times a reserved package got its first online CPU
+ * back and the unit's registers there were cleared.
+ */
+unsigned int uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res)
+{
+	return READ_ONCE(res->hotplug_scrubs);
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_hotplug_scrubs);
+
+/*
+ * The first CPU of a reserved package came online.  It runs this after the
+ * uncore drivers' online callbacks (their states come before the dynamic
+ * ones), which may have initialised the unit there for the host, and
+ * before the CPU is active, so no vCPU can run on the package yet.
+ */
+static int uncore_guest_cpu_online(unsigned int cpu)
+{
+	unsigned int pkg = topology_logical_package_id(cpu);
+	struct uncore_guest_unit *unit;
+	struct uncore_guest_res *res;
+
+	if (pkg_online_cpus(pkg) != 1)
+		return 0;
+	guard(mutex)(&uncore_guest_mutex);
+	list_for_each_entry(unit, &uncore_guest_units, node) {
+		list_for_each_entry(res, &unit->reservations, node) {
+			if (!test_bit(pkg, res->pkgs))
+				continue;
+			scoped_guard(spinlock, &res->lock)
+				res_scrub_cpu(res);
+			clear_bit(pkg, res->offline);
+			WRITE_ONCE(res->hotplug_scrubs, res->hotplug_scrubs + 1);
+			pr_info("uncore_guest: %s: reserved package %u is online again, its registers cleared\n",
+				unit->pmu->name, pkg);
+		}
+	}
+	return 0;
+}
+
+/* The last CPU of a package goes offline: reservations there say so. */
+static int uncore_guest_cpu_offline(unsigned int cpu)
+{
+	unsigned int pkg = topology_logical_package_id(cpu);
+	struct uncore_guest_unit *unit;
+	struct uncore_guest_res *res;
+
+	if (pkg_online_cpus(pkg) != 1)
+		return 0;
+	guard(mutex)(&uncore_guest_mutex);
+	list_for_each_entry(unit, &uncore_guest_units, node) {
+		list_for_each_entry(res, &unit->reservations, node) {
+			if (!test_bit(pkg, res->pkgs))
+				continue;
+			set_bit(pkg, res->offline);
+			pr_info("uncore_guest: %s: reserved package %u has no online CPU; it stays reserved\n",
+				unit->pmu->name, pkg);
+		}
+	}
+	return 0;
+}
+
+/* The state, for a modular build of this file to remove on unload. */
+static enum cpuhp_state uncore_guest_cpuhp;
+
+static int __init uncore_guest_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+					"perf/x86/uncore_guest:online",
+					uncore_guest_cpu_online,
+					uncore_guest_cpu_offline);
+	if (ret < 0)
+		return ret;
+	uncore_guest_cpuhp = ret;
+	return 0;
+}
+device_initcall(uncore_guest_init);

@@ -20,9 +20,15 @@
  *   PKG MSR VALUE            one line per register and package
  *
  * Loads that KVM passes through still reach the CPU's own MSR, not these.
+ *
+ * Like a real driver setting up its boxes when a package gets its first
+ * CPU back, the mock enables pair 0 of a package whose CPUs were all
+ * offline when one of them is being brought up (MOCK_INIT_CTL), before any
+ * of the CPU's online callbacks run.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
@@ -40,6 +46,7 @@
 #define MOCK_CTR_MASK	0x0000ffffffffffffULL
 #define MOCK_CTL_EN	BIT_ULL(22)
 #define MOCK_HOST_COUNT	0x1234	/* what a host event "counted" */
+#define MOCK_INIT_CTL	MOCK_CTL_EN	/* what bringing a package up sets */
 
 struct mock_pmu {
 	struct pmu pmu;
@@ -54,6 +61,7 @@ struct mock_pmu {
 };
 
 static struct dentry *mock_debugfs;
+static int mock_cpuhp = -1;
 
 static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
 {
@@ -121,6 +129,29 @@ static struct mock_pmu mock_pmus[] = {
 	{ .name = "mock_core" },
 #endif
 };
+
+/*
+ * CPU @cpu is about to come up (on the CPU bringing it up): if no CPU of
+ * its package is online, "initialise the box" there as drivers do.
+ */
+static int mock_cpu_prepare(unsigned int cpu)
+{
+	unsigned int pkg = topology_logical_package_id(cpu), i;
+	int other;
+
+	for_each_online_cpu(other)
+		if (topology_logical_package_id(other) == pkg)
+			return 0;
+	if (pkg >= topology_max_packages())
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
+		struct mock_pmu *mp = &mock_pmus[i];
+
+		if (mp->uncore && mp->regs)
+			WRITE_ONCE(mp->regs[pkg * 2 * mp->pairs], MOCK_INIT_CTL);
+	}
+	return 0;
+}
 
 /* The registry's accesses, on the current CPU's package. */
 static int mock_guest_read(struct pmu *pmu, u32 msr, u64 *val)
@@ -201,6 +232,9 @@ static void mock_remove(void)
 {
 	int i;
 
+	if (mock_cpuhp >= 0)
+		cpuhp_remove_state_nocalls(mock_cpuhp);
+	mock_cpuhp = -1;
 	for (i = ARRAY_SIZE(mock_pmus) - 1; i >= 0; i--) {
 		struct mock_pmu *mp = &mock_pmus[i];
 
@@ -255,6 +289,14 @@ static int __init mock_init(void)
 			}
 		}
 	}
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "kvmai/mock_pmu:prepare",
+					mock_cpu_prepare, NULL);
+	if (ret < 0) {
+		pr_err("cannot set up its CPU hotplug state: %d\n", ret);
+		mock_remove();
+		return ret;
+	}
+	mock_cpuhp = ret;
 	pr_info("%zu test PMUs registered; not for production\n", ARRAY_SIZE(mock_pmus));
 	return 0;
 err:

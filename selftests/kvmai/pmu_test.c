@@ -5,8 +5,9 @@
  * checked end to end, including against the host's own perf events:
  * whole-package assignment, refusals (package not owned, unknown unit,
  * unit already owned, host events open), release by request, by owner exit,
- * by the provider going away and by rmmod, notifications, and the core PMU
- * on kernels with the perf guest-owner interface.
+ * by the provider going away and by rmmod, notifications, an owned
+ * package's CPUs going offline and back, and the core PMU on kernels with
+ * the perf guest-owner interface.
  */
 #include <errno.h>
 #include <sys/prctl.h>
@@ -32,7 +33,38 @@ FIXTURE(pmu) {
 	int fds[8];
 	int nfds;
 	char ext[256];
+	bool pkg1_offline;	/* a test took package 1's CPUs away */
 };
+
+/* Writes @on to the online file of every CPU in @list ("1", "1-2,4"). */
+static int set_cpus_online(const char *list, int on)
+{
+	const char *p = list;
+	char path[64];
+	int a, b, cpu;
+	FILE *f;
+
+	while (*p) {
+		if (sscanf(p, "%d-%d", &a, &b) != 2) {
+			if (sscanf(p, "%d", &a) != 1)
+				return -EINVAL;
+			b = a;
+		}
+		for (cpu = a; cpu <= b; cpu++) {
+			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+			f = fopen(path, "w");
+			if (!f)
+				return -errno;
+			fprintf(f, "%d\n", on);
+			if (fclose(f))
+				return -errno;
+		}
+		p += strcspn(p, ",");
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
 
 FIXTURE_SETUP(pmu)
 {
@@ -54,6 +86,8 @@ FIXTURE_TEARDOWN(pmu)
 
 	for (i = 0; i < self->nfds; i++)
 		close(self->fds[i]);
+	if (self->pkg1_offline)
+		EXPECT_EQ(0, set_cpus_online(self->pkg1, 1)) TH_LOG("CPUs %s stay offline", self->pkg1);
 	if (!self->sk)
 		return;
 	/* Whatever a test left behind goes; then nothing may stay reserved. */
@@ -427,6 +461,60 @@ TEST_F(pmu, unprivileged_assign_refused)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
+static uint64_t mock_reg(const char *unit, unsigned int pkg, uint32_t msr)
+{
+	uint64_t val = ~0ULL;
+	long writes;
+
+	kt_mock_reg(unit, pkg, msr, &val, &writes);
+	return val;
+}
+
+/*
+ * The last CPUs of an owned package go offline and come back: the VM keeps
+ * the package, pmu-get says it is offline meanwhile, and the unit is cleared
+ * after the driver set it up for the host again (the mock's bring-up
+ * enables pair 0 of a package that comes back, as drivers' box init does;
+ * the unit nobody owns keeps that, the owned one must not).
+ */
+TEST_F(pmu, package_hotplug_keeps_the_reservation_and_clears_it)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg1 };
+	struct kt_pmu rec;
+	char online[64];
+
+	snprintf(online, sizeof(online), "/sys/devices/system/cpu/cpu%d/online", self->pkg0_n);
+	if (self->pkg1_n <= 0 || access(online, W_OK))
+		SKIP(return, "no second package whose CPUs can go offline");
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, rec.nunits);
+	EXPECT_EQ(0, rec.units[0].offline_pkgs);
+	EXPECT_EQ(0, rec.units[0].hotplug_scrubs);
+
+	self->pkg1_offline = true;
+	ASSERT_EQ(0, set_cpus_online(self->pkg1, 0)) TH_LOG("cannot offline CPUs %s", self->pkg1);
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, rec.nunits) TH_LOG("the reservation went with the package's CPUs");
+	EXPECT_EQ(1u << 1, rec.units[0].offline_pkgs) TH_LOG("package 1 not reported offline");
+	EXPECT_EQ(0, rec.units[0].hotplug_scrubs);
+
+	ASSERT_EQ(0, set_cpus_online(self->pkg1, 1));
+	self->pkg1_offline = false;
+	/* The provider did set package 1 up again: the unit nobody owns shows it. */
+	ASSERT_EQ(KT_MOCK_INIT_CTL, mock_reg(DF, 1, KT_MOCK_DF_CTL0))
+		TH_LOG("the mock's bring-up did not run");
+	EXPECT_EQ(0, mock_reg(L3, 1, KT_MOCK_L3_CTL0)) TH_LOG("owned unit left as the host set it up");
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, rec.nunits);
+	EXPECT_EQ(0, rec.units[0].offline_pkgs);
+	EXPECT_EQ(1, rec.units[0].hotplug_scrubs);
+	/* Still the VM's: the host cannot count there. */
+	EXPECT_EQ(-EBUSY, kt_perf_try(L3, self->pkg0_n, false));
+
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, kt_perf_try(L3, self->pkg0_n, false));
 }
 
 static bool core_fence_built(FIXTURE_DATA(pmu) *self)

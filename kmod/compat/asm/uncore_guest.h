@@ -88,4 +88,9 @@ int uncore_guest_res_read(struct uncore_guest_res *res, u32 msr, u64 *val);
 int uncore_guest_res_write(struct uncore_guest_res *res, u32 msr, u64 val);
 int uncore_guest_res_rdpmc(struct uncore_guest_res *res, u32 idx, u64 *val);
 
+/* Owners and KVM: packages of a reservation that CPU hotplug took away. */
+bool uncore_guest_res_pkg_offline(struct uncore_guest_res *res,
+				  unsigned int pkg);
+unsigned int uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res);
+
 #endif /* _ASM_X86_UNCORE_GUEST_H */

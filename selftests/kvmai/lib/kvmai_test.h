@@ -203,6 +203,8 @@ struct kt_unit {
 	char vm[64];		/* owner, host view only */
 	int nmsr;		/* MSR ranges listed (pmu-get) */
 	uint32_t counter_msr;	/* first readable one: drivers pass reads of counters only */
+	uint32_t offline_pkgs;	/* bit N: reserved package N has no online CPU (pmu-get) */
+	int64_t hotplug_scrubs;	/* -1 when not reported */
 };
 
 struct kt_pmu {
@@ -293,6 +295,10 @@ bool kt_kmsg_has(const char *needle);
 #define KT_MOCK_L3_CTL0 0xc0010230
 #define KT_MOCK_L3_CTR0 0xc0010231
 #define KT_MOCK_L3_RDPMC0 10	/* AMD's RDPMC index of the first L3 counter */
+#define KT_MOCK_DF "mock_uncore_df"
+#define KT_MOCK_DF_CTL0 0xc0010240
+/* What the mock's bring-up of a package writes to pair 0's control (enable). */
+#define KT_MOCK_INIT_CTL (1ULL << 22)
 
 /* A KVM guest accessing one MSR in a loop (lib/kvm_guest.c). */
 #ifndef KVM_CAP_X86_UNCORE_PASSTHROUGH

@@ -23,7 +23,10 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 	int rem;
 
 	memset(u, 0, sizeof(*u));
+	u->hotplug_scrubs = -1;
 	nla_for_each_nested(a, nest, rem) {
+		if (nla_type(a) == KVMAI_A_UNIT_OFFLINE_PACKAGE && kt_get_u32(a) < 32)
+			u->offline_pkgs |= 1u << kt_get_u32(a);
 		if (nla_type(a) != KVMAI_A_UNIT_MSR ||
 		    nla_parse_nested(r, KVMAI_A_MSR_RANGE_MAX, a, NULL))
 			continue;
@@ -38,6 +41,8 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 	u->type = kt_get_u32(tb[KVMAI_A_UNIT_TYPE]);
 	u->ranges = kt_get_u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
 	u->host_events = kt_get_u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
+	if (tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS])
+		u->hotplug_scrubs = kt_get_u32(tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS]);
 }
 
 static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
