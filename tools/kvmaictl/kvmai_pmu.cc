@@ -3,6 +3,7 @@
 #include <linux/kvmai.h>
 
 #include <cstring>
+#include <utility>
 
 namespace kvmaictl {
 namespace {
@@ -49,6 +50,28 @@ void print_msr_range(Printer& out, const AttrSet& r, bool verbose) {
   out.close_object();
 }
 
+// One element of a multi-attr u32 array (AttrSet::u32 finds the first only).
+std::optional<std::uint32_t> attr_u32(const Attr& a) {
+  std::uint32_t v = 0;
+  if (a.payload.size() != sizeof v) {
+    return std::nullopt;
+  }
+  std::memcpy(&v, a.payload.data(), sizeof v);
+  return v;
+}
+
+// A multi-attr u32 array: as JSON, and as text ("0,1"; "" when empty).
+std::pair<Json, std::string> u32_list(const AttrSet& set, std::uint16_t type) {
+  Json json = Json::array();
+  std::string text;
+  for (const Attr* a : set.all(type)) {
+    const auto n = attr_u32(*a);
+    json.push_back(n ? Json(*n) : Json(nullptr));
+    text += (text.empty() ? "" : ",") + (n ? std::to_string(*n) : std::string("?"));
+  }
+  return {json, text};
+}
+
 // Units of the host's list say which VM has them and carry no MSR
 // ranges; a VM's own units need not name it (JSON has the key either way)
 // and list the MSRs its guest may access.
@@ -63,6 +86,15 @@ void print_unit(Printer& out, const AttrSet& u, UnitsOf of, bool verbose) {
   out.print_opt_string("vm", u.str(KVMAI_A_UNIT_VM), {" vm "}, "-",
                        of == UnitsOf::host ? Show::any : Show::json_only);
   if (of == UnitsOf::vm) {
+    // CPU hotplug took these packages away; text names them only then.
+    const auto [offline, offline_text] = u32_list(u, KVMAI_A_UNIT_OFFLINE_PACKAGE);
+    out.print_json("offline_package", offline);
+    if (!offline_text.empty()) {
+      out.text(" offline-packages " + offline_text);
+    }
+    const auto scrubs = u.u32(KVMAI_A_UNIT_HOTPLUG_SCRUBS);
+    print_u32(out, "hotplug_scrubs", scrubs, {" hotplug-scrubs "},
+              scrubs.value_or(0) != 0 ? Show::any : Show::json_only);
     out.open_array("msr");
     for (const Attr* a : u.all(KVMAI_A_UNIT_MSR)) {
       print_msr_range(out, AttrSet::parse(a->payload), verbose);
@@ -117,16 +149,6 @@ std::string kvm_text(const MediatedPmu& kvm) {
   return "?";
 }
 
-// One element of a multi-attr u32 array (AttrSet::u32 finds the first only).
-std::optional<std::uint32_t> attr_u32(const Attr& a) {
-  std::uint32_t v = 0;
-  if (a.payload.size() != sizeof v) {
-    return std::nullopt;
-  }
-  std::memcpy(&v, a.payload.data(), sizeof v);
-  return v;
-}
-
 std::vector<std::string> unit_names(const AttrSet& pmu) {
   std::vector<std::string> v;
   for (const Attr* a : pmu.all(KVMAI_A_PMU_UNIT)) {
@@ -145,13 +167,7 @@ void print_pmu(Printer& out, const AttrSet& pmu, bool verbose, std::string_view 
   out.print_bool("shared", pmu.has(KVMAI_A_PMU_SHARED), {" shared "});
   print_u32(out, "pid", pmu.u32(KVMAI_A_PMU_PID), {" pid "});
   out.print_bool("bind_socket", pmu.has(KVMAI_A_PMU_BIND_SOCKET), {" bind-socket "});
-  Json packages = Json::array();
-  std::string text;
-  for (const Attr* a : pmu.all(KVMAI_A_PMU_PACKAGE)) {
-    const auto n = attr_u32(*a);
-    packages.push_back(n ? Json(*n) : Json(nullptr));
-    text += (text.empty() ? "" : ",") + (n ? std::to_string(*n) : std::string("?"));
-  }
+  const auto [packages, text] = u32_list(pmu, KVMAI_A_PMU_PACKAGE);
   out.print_json("package", packages);
   out.print_string("package", text.empty() ? "-" : text, {" packages "}, Show::text_only);
   print_units(out, pmu, KVMAI_A_PMU_UNIT, UnitsOf::vm, verbose);

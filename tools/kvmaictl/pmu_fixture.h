@@ -49,14 +49,16 @@ inline constexpr std::uint64_t kCtrMask = 0x0000ffffffffffff;
 // module's order: controls written within a mask from `ctl` on, counters
 // read directly from `ctr` on, `count` of each.
 inline AttrSet owned_unit(const std::string& name, std::uint32_t type, std::uint32_t host_events,
-                          std::uint32_t ctl, std::uint32_t ctr, std::uint32_t count) {
+                          std::uint32_t ctl, std::uint32_t ctr, std::uint32_t count,
+                          std::uint32_t hotplug_scrubs = 0) {
   AttrSet u;
   u.put_string(KVMAI_A_UNIT_NAME, name)
       .put_u32(KVMAI_A_UNIT_TYPE, type)
       .put_u32(KVMAI_A_UNIT_HOST_EVENTS, host_events)
       .put_u32(KVMAI_A_UNIT_MSR_RANGES, 2)
       .put_nested(KVMAI_A_UNIT_MSR, msr_range(ctl, count, false, kCtlMask))
-      .put_nested(KVMAI_A_UNIT_MSR, msr_range(ctr, count, true, kCtrMask));
+      .put_nested(KVMAI_A_UNIT_MSR, msr_range(ctr, count, true, kCtrMask))
+      .put_u32(KVMAI_A_UNIT_HOTPLUG_SCRUBS, hotplug_scrubs);
   return u;
 }
 
@@ -100,11 +102,14 @@ inline AttrSet sample_pmu_vm1() {
 }
 
 // vm2: a CHA box on two packages it shares, bound to its VMM's socket (four
-// controls and four counters, as Ice Lake's CHA 0).
+// controls and four counters, as Ice Lake's CHA 0).  Package 1 has no
+// online CPU, and a package came back twice.
 inline AttrSet sample_pmu_vm2() {
+  AttrSet cha = owned_unit("uncore_cha_0", 12, 0, 0xe01, 0xe08, 4, 2);
+  cha.put_u32(KVMAI_A_UNIT_OFFLINE_PACKAGE, 1);
   AttrSet p;
   p.put_string(KVMAI_A_PMU_VM, "vm2")
-      .put_nested(KVMAI_A_PMU_UNIT, owned_unit("uncore_cha_0", 12, 0, 0xe01, 0xe08, 4))
+      .put_nested(KVMAI_A_PMU_UNIT, cha)
       .put_string(KVMAI_A_PMU_CPUS, "16-47")
       .put_flag(KVMAI_A_PMU_SHARED)
       .put_u32(KVMAI_A_PMU_PID, 4300)

@@ -93,7 +93,7 @@ TEST(Pmu, ShowHostThenEveryVmText) {
               HasSubstr("\n    unit uncore_imc_1 type 15 msr-ranges 2 host-events 3 vm -\n"));
   EXPECT_THAT(r.out, HasSubstr("\nvm vm2 core no cpus 16-47 shared yes pid 4300 bind-socket yes "
                                "packages 0,1\n    unit uncore_cha_0 type 12 msr-ranges 2 "
-                               "host-events 0\n"));
+                               "host-events 0 offline-packages 1 hotplug-scrubs 2\n"));
 }
 
 TEST(Pmu, ShowJson) {
@@ -117,6 +117,11 @@ TEST(Pmu, ShowJson) {
     {"base": 3221291569, "count": 1, "read": true, "write": true, "write_mask": 281474976710655}])"));
   EXPECT_EQ(j["vms"][1]["unit"][0]["msr"][1]["base"], 0xe08);
   EXPECT_EQ(j["vms"][1]["unit"][0]["msr"][1]["count"], 4);
+  // CPU hotplug: which reserved packages have no CPU, how often one came back.
+  EXPECT_EQ(j["vms"][0]["unit"][0]["offline_package"], nlohmann::json::array());
+  EXPECT_EQ(j["vms"][0]["unit"][0]["hotplug_scrubs"], 0);
+  EXPECT_EQ(j["vms"][1]["unit"][0]["offline_package"], nlohmann::json::parse("[1]"));
+  EXPECT_EQ(j["vms"][1]["unit"][0]["hotplug_scrubs"], 2);
   EXPECT_FALSE(j["host"]["unit"][0].contains("msr"));
 }
 
@@ -197,7 +202,7 @@ TEST(Pmu, JsonSchemaIsStable) {
     "vms": [{"vm": "vm8", "core": false, "cpus": null, "shared": false, "pid": null,
              "bind_socket": false, "package": [],
              "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
-                       "vm": null,
+                       "vm": null, "offline_package": [], "hotplug_scrubs": null,
                        "msr": [{"base": null, "count": null, "read": false, "write": false,
                                  "write_mask": null}]}]},
             {"vm": "vm9", "core": false, "cpus": null, "shared": false, "pid": null,
@@ -338,13 +343,15 @@ TEST(Pmu, AssignVerbosePrintsMsrRanges) {
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_EQ(r.out,
             "vm vm2 core no cpus 16-47 shared yes pid 4300 bind-socket yes packages 0,1\n"
-            "    unit uncore_cha_0 type 12 msr-ranges 2 host-events 0\n"
+            "    unit uncore_cha_0 type 12 msr-ranges 2 host-events 0 offline-packages 1 "
+            "hotplug-scrubs 2\n"
             "        msr 0xe01 count 4 write mask 0x0000ff00004fffff\n"
             "        msr 0xe08 count 4 read write mask 0x0000ffffffffffff\n");
   // Without -v the unit line alone.
   const auto plain =
       run_cli({"pmu", "assign", "vm2", "uncore_cha_0"}, assigning(log, testing::sample_pmu_vm2()));
-  EXPECT_THAT(plain.out, ::testing::EndsWith(" host-events 0\n"));
+  EXPECT_THAT(plain.out,
+              ::testing::EndsWith(" host-events 0 offline-packages 1 hotplug-scrubs 2\n"));
 }
 
 TEST(Pmu, AssignMinimalSendsOnlyWhatIsGiven) {
