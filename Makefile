@@ -90,7 +90,8 @@ vm-payload-kernel: vm-payload
 	cp -r $(BUILD)/vm-payload $(BUILD)/vm-payload-kernel && \
 	rm -f $(BUILD)/vm-payload-kernel/*.ko && \
 	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/mock/*.ko \
-	   $$(ls $(BUILD)/kmod-kernel/compat/*.ko 2>/dev/null) $(BUILD)/vm-payload-kernel/
+	   $$(ls $(BUILD)/kmod-kernel/compat/*.ko 2>/dev/null) $(BUILD)/vm-payload-kernel/ && \
+	cp $$kdir/selftests/* $(BUILD)/vm-payload-kernel/selftests/
 
 # The selftests on the patched kernel alone.
 check-kernel: vm-payload-kernel

@@ -6,7 +6,8 @@
 #                     compile the objects the series touches, check that
 #                     kmod/compat's copies of series files are identical
 #   kernel.sh build   build the small test kernel (patches/kernel.config on
-#                     tinyconfig) and install it where vmhost.py boots it;
+#                     tinyconfig) and the series' KVM selftest, and install
+#                     them where vmhost.py boots it;
 #                     cached by base + series + config, so an unchanged
 #                     series is not rebuilt
 #   kernel.sh config  only apply the series and configure the build tree
@@ -156,9 +157,10 @@ cmd_check() {
 		fi
 	done
 	configure
-	# The C files the series adds or modifies, as objects to compile.
-	mapfile -t objs < <(git -C "$repo" diff --name-only --diff-filter=AM "v$base_ver" series -- '*.c' |
-		sed 's/\.c$/.o/')
+	# The C files the series adds or modifies, as objects to compile
+	# (selftests apart: they are programs, built below).
+	mapfile -t objs < <(git -C "$repo" diff --name-only --diff-filter=AM "v$base_ver" series -- '*.c' \
+		':!tools/' | sed 's/\.c$/.o/')
 	if [ ${#objs[@]} -gt 0 ]; then
 		log "compiling ${objs[*]}"
 		make -s -C "$repo" O="$out" -j"$JOBS" prepare >/dev/null
@@ -181,8 +183,30 @@ cmd_check() {
 			fi
 		done
 	fi
+	# The series' KVM selftests, against its UAPI headers, warnings fatal.
+	local t out_log tests=()
+	mapfile -t tests < <(git -C "$repo" diff --name-only --diff-filter=AM "v$base_ver" series -- \
+		'tools/testing/selftests/kvm/*.c' | sed 's|^tools/testing/selftests/kvm/||; s/\.c$//')
+	for t in "${tests[@]}"; do
+		rm -f "$out/kvm-selftests/$t"
+		if out_log=$(kvm_selftest "$t" 2>&1) && ! grep -q "warning:" <<<"$out_log"; then
+			echo "compiled: tools/testing/selftests/kvm/$t"
+		else
+			echo "$out_log"
+			echo "compile: KVM selftest $t failed or has warnings" >&2
+			rc=1
+		fi
+	done
 	check_compat || rc=1
 	return $rc
+}
+
+# Build KVM selftest $1 (x86/name) of the series' tree in $out/kvm-selftests,
+# against the series' UAPI headers.
+kvm_selftest() {
+	make -s -C "$repo" O="$out" headers &&
+		make -s -C "$repo/tools/testing/selftests/kvm" -j"$JOBS" OUTPUT="$out/kvm-selftests" \
+			KHDR_INCLUDES="-isystem $out/usr/include" "$out/kvm-selftests/$1"
 }
 
 install_dir() {
@@ -220,6 +244,12 @@ cmd_build() {
 	make -s -C "$repo" O="$out" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
 	# kbuild tree for out-of-tree modules (kvmai.ko) against this kernel.
 	ln -sfn "$out" "$dest/build"
+	# The series' KVM selftest; the emulated host runs it beside kvmai's
+	# (make vm-payload-kernel).
+	kvm_selftest x86/uncore_passthrough_test >/dev/null ||
+		die "the series' KVM selftest does not build"
+	mkdir -p "$dest/selftests"
+	cp "$out/kvm-selftests/x86/uncore_passthrough_test" "$dest/selftests/kvm_uncore_passthrough_test"
 	touch "$dest/.complete"
 	log "installed $kver in $dest after $((SECONDS - t0))s"
 }
