@@ -242,6 +242,11 @@ static void kvmai_pmu_reserve_error(const char *name, int err,
 		NL_SET_ERR_MSG_FMT(extack, "%s: host perf events are open on these packages",
 				   name);
 		break;
+	case -EACCES:
+		NL_SET_ERR_MSG_FMT(extack,
+				   "%s: its controls choose the cores it counts: give the VM every CPU of its packages",
+				   name);
+		break;
 	default:
 		NL_SET_ERR_MSG_FMT(extack, "%s: cannot reserve (%d)", name, err);
 	}

@@ -40,6 +40,7 @@ struct kvmai_unit_lookup {
 	const char *name;
 	int type;
 	unsigned long host_events;
+	bool core_select;
 };
 
 static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
@@ -50,6 +51,7 @@ static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
 		return 0;
 	l->type = u->type;
 	l->host_events = u->host_events;
+	l->core_select = u->core_select;
 	return 1;
 }
 
@@ -64,7 +66,8 @@ static int kvmai_fill_unit(struct sk_buff *msg, struct kvmai_pmu_unit *unit)
 	/* A revoked unit is no longer in the registry: no type then. */
 	if (uncore_guest_list_units(kvmai_unit_match, &l) == 1 &&
 	    (nla_put_u32(msg, KVMAI_A_UNIT_TYPE, l.type) ||
-	     nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, l.host_events)))
+	     nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, l.host_events) ||
+	     (l.core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT))))
 		return -EMSGSIZE;
 	if (kvmai_fill_ranges(msg, unit->res))
 		return -EMSGSIZE;
@@ -146,6 +149,7 @@ static int kvmai_fill_host_unit(const struct uncore_guest_unit_info *u, void *da
 	    nla_put_u32(msg, KVMAI_A_UNIT_TYPE, u->type) ||
 	    nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES, u->nr_ranges) ||
 	    nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, u->host_events) ||
+	    (u->core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT)) ||
 	    (owner && nla_put_string(msg, KVMAI_A_UNIT_VM, owner)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);

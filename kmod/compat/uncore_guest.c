@@ -121,6 +121,29 @@ static bool pkg_reserved(struct uncore_guest_unit *unit, unsigned int pkg)
 	return false;
 }
 
+static bool unit_core_select(struct uncore_guest_unit *unit)
+{
+	unsigned int i;
+
+	for (i = 0; i < unit->nr_ranges; i++)
+		if (unit->ranges[i].flags & UNCORE_GUEST_MSR_CORE_SELECT)
+			return true;
+	return false;
+}
+
+/* Whether an online CPU of a package in @pkgs is not in @cpus. */
+static bool cpus_leave_out_some(const struct cpumask *cpus,
+				const unsigned long *pkgs)
+{
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		if (test_bit(topology_logical_package_id(cpu), pkgs) &&
+		    !cpumask_test_cpu(cpu, cpus))
+			return true;
+	return false;
+}
+
 /* Online CPUs of logical package @pkg. */
 static unsigned int pkg_online_cpus(unsigned int pkg)
 {
@@ -371,9 +394,14 @@ EXPORT_SYMBOL_GPL(uncore_guest_event_init);
  * Before it returns, the unit's registers are scrubbed on the reserved
  * packages: what host events counted there is gone.
  *
+ * A unit whose controls choose the cores it counts
+ * (UNCORE_GUEST_MSR_CORE_SELECT) is reserved only if @cpus holds every
+ * online CPU of the packages: the guest could point it at any of them.
+ *
  * Return: the reservation, or ERR_PTR(-ENODEV) for an unknown unit,
- * -EINVAL for an empty @cpus, -EEXIST if a package is already reserved,
- * -EBUSY if host events are open on a package, -ENOMEM.
+ * -EINVAL for an empty @cpus, -EACCES if @cpus leaves out an online CPU of
+ * such a unit's packages, -EEXIST if a package is already reserved, -EBUSY
+ * if host events are open on a package, -ENOMEM.
  */
 struct uncore_guest_res *uncore_guest_reserve(const char *name,
 					      const struct cpumask *cpus,
@@ -412,6 +440,10 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	unit = unit_by_name(name);
 	if (!unit) {
 		ret = -ENODEV;
+		goto out;
+	}
+	if (unit_core_select(unit) && cpus_leave_out_some(cpus, res->pkgs)) {
+		ret = -EACCES;
 		goto out;
 	}
 	res->ranges = kmemdup_array(unit->ranges, unit->nr_ranges,
@@ -491,6 +523,7 @@ int uncore_guest_list_units(uncore_guest_unit_fn_t fn, void *data)
 			.name = unit->pmu->name,
 			.type = unit->pmu->type,
 			.nr_ranges = unit->nr_ranges,
+			.core_select = unit_core_select(unit),
 		};
 		spin_lock_irq(&uncore_guest_lock);
 		for (pkg = 0; pkg < topology_max_packages(); pkg++)

@@ -54,6 +54,7 @@ struct mock_pmu {
 	u32 msr;
 	unsigned int pairs;
 	u32 rdpmc;		/* first RDPMC index of its counters */
+	u32 ctl_flags;		/* extra flags of its control ranges */
 	bool uncore;
 	bool registered;
 	u64 *regs;		/* [package][2 * pairs]: CTL0, CTR0, CTL1, ... */
@@ -121,8 +122,9 @@ static void mock_read(struct perf_event *event)
 }
 
 static struct mock_pmu mock_pmus[] = {
+	/* Its controls choose the threads counted, as AMD's L3 from 17h. */
 	{ .name = "mock_uncore_l3", .msr = MOCK_L3_MSR, .pairs = MOCK_L3_PAIRS,
-	  .rdpmc = 10, .uncore = true },
+	  .rdpmc = 10, .uncore = true, .ctl_flags = UNCORE_GUEST_MSR_CORE_SELECT },
 	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
 	  .rdpmc = 6, .uncore = true },
 #ifdef PERF_PMU_CAP_MEDIATED_VPMU
@@ -208,7 +210,7 @@ static int mock_offer(struct mock_pmu *mp)
 	for (i = 0; i < mp->pairs; i++) {
 		ranges[2 * i] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + 2 * i, .nr = 1,
-			.flags = UNCORE_GUEST_MSR_WRITE,
+			.flags = UNCORE_GUEST_MSR_WRITE | mp->ctl_flags,
 			.write_mask = MOCK_CTL_MASK,
 		};
 		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {

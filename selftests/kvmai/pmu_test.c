@@ -151,9 +151,11 @@ TEST_F(pmu, mock_units_offered)
 	EXPECT_EQ(kt_perf_type(L3), (int)u->type);
 	EXPECT_EQ(12, u->ranges);	/* six control/counter pairs */
 	EXPECT_STREQ("", u->vm);
+	EXPECT_TRUE(u->core_select);	/* as AMD's L3 from family 17h */
 	u = host_unit(&h, DF);
 	ASSERT_NE(NULL, u);
 	EXPECT_EQ(8, u->ranges);
+	EXPECT_FALSE(u->core_select);
 }
 
 TEST_F(pmu, whole_package_fences_the_host)
@@ -205,7 +207,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 
 TEST_F(pmu, partial_package_needs_shared)
 {
-	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = "0" };
+	struct kt_pmu_req req = { .vm = "vm1", .units = { DF }, .cpus = "0" };
 	struct kt_pmu rec;
 
 	if (self->pkg0_n < 2)
@@ -220,7 +222,39 @@ TEST_F(pmu, partial_package_needs_shared)
 	EXPECT_TRUE(rec.shared);
 	EXPECT_STREQ("0", rec.cpus);
 	/* The package is still the unit of fencing: the whole of it. */
-	EXPECT_EQ(-EBUSY, kt_perf_try(L3, self->pkg0_n - 1, false));
+	EXPECT_EQ(-EBUSY, kt_perf_try(DF, self->pkg0_n - 1, false));
+}
+
+/*
+ * A unit whose controls choose the cores it counts could be pointed at
+ * another tenant's cores: never to a VM that lacks some CPU of its packages,
+ * shared or not.  The unit that cannot choose may go.
+ */
+TEST_F(pmu, core_select_unit_needs_every_cpu_of_the_package)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = "0", .shared = true };
+	struct kt_pmu rec;
+
+	if (self->pkg0_n < 2)
+		SKIP(return, "package 0 has one CPU: every CPU list covers whole packages");
+	EXPECT_EQ(-EACCES, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, L3)) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, "every CPU")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+	EXPECT_EQ(0, kt_perf_try(L3, 0, false)) TH_LOG("refused, yet the host is fenced off");
+
+	req.units[0] = DF;
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, rec.nunits);
+	EXPECT_STREQ(DF, rec.units[0].name);
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
+
+	/* With every CPU of the package, it goes. */
+	req.units[0] = L3;
+	req.cpus = self->pkg0;
+	req.shared = false;
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	EXPECT_STREQ(L3, rec.units[0].name);
 }
 
 TEST_F(pmu, unknown_unit_refused_and_nothing_kept)

@@ -83,6 +83,12 @@ void print_unit(Printer& out, const AttrSet& u, UnitsOf of, bool verbose) {
   print_u32(out, "type", u.u32(KVMAI_A_UNIT_TYPE), {" type "});
   print_u32(out, "msr_ranges", u.u32(KVMAI_A_UNIT_MSR_RANGES), {" msr-ranges "});
   print_u32(out, "host_events", u.u32(KVMAI_A_UNIT_HOST_EVENTS), {" host-events "});
+  // Such a unit goes only to a VM with every CPU of its packages.
+  const bool core_select = u.has(KVMAI_A_UNIT_CORE_SELECT);
+  out.print_bool("core_select", core_select, {}, Show::json_only);
+  if (core_select) {
+    out.text(" core-select");
+  }
   out.print_opt_string("vm", u.str(KVMAI_A_UNIT_VM), {" vm "}, "-",
                        of == UnitsOf::host ? Show::any : Show::json_only);
   if (of == UnitsOf::vm) {

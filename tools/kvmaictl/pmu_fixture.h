@@ -84,7 +84,8 @@ inline AttrSet sample_pmu_host() {
       .put_nested(KVMAI_A_PMU_HOST_CONFLICT, perf)
       .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_cha_0", 12, 0, "vm2"))
       .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_imc_0", 14, 0, "vm1"))
-      .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_imc_1", 15, 3));
+      .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_imc_1", 15, 3))
+      .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("amd_l3", 16, 0).put_flag(KVMAI_A_UNIT_CORE_SELECT));
   return h;
 }
 

@@ -91,6 +91,8 @@ TEST(Pmu, ShowHostThenEveryVmText) {
                          "    conflict cpu 3 pmu cpu config 0xc0 held by pid 4242 (perf)\n"));
   EXPECT_THAT(r.out,
               HasSubstr("\n    unit uncore_imc_1 type 15 msr-ranges 2 host-events 3 vm -\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n    unit amd_l3 type 16 msr-ranges 2 host-events 0 "
+                               "core-select vm -\n"));
   EXPECT_THAT(r.out, HasSubstr("\nvm vm2 core no cpus 16-47 shared yes pid 4300 bind-socket yes "
                                "packages 0,1\n    unit uncore_cha_0 type 12 msr-ranges 2 "
                                "host-events 0 offline-packages 1 hotplug-scrubs 2\n"));
@@ -123,6 +125,8 @@ TEST(Pmu, ShowJson) {
   EXPECT_EQ(j["vms"][1]["unit"][0]["offline_package"], nlohmann::json::parse("[1]"));
   EXPECT_EQ(j["vms"][1]["unit"][0]["hotplug_scrubs"], 2);
   EXPECT_FALSE(j["host"]["unit"][0].contains("msr"));
+  EXPECT_EQ(j["host"]["unit"][0]["core_select"], false);
+  EXPECT_EQ(j["host"]["unit"][3]["core_select"], true);
 }
 
 // -v: each VM unit's MSR ranges, a line each under the unit; the host's
@@ -132,8 +136,9 @@ TEST(Pmu, ShowVerboseListsMsrRanges) {
   const auto r = run_cli(cat({"-v", "pmu", "show"}, roots("pmu-server")), sample(log));
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_TRUE(matches_golden("pmu.show.verbose.txt", r.out));
-  EXPECT_THAT(r.out, HasSubstr("\n    unit uncore_imc_1 type 15 msr-ranges 2 host-events 3 vm -\n"
-                               "\nvm vm1 "));
+  EXPECT_THAT(r.out,
+              HasSubstr("\n    unit amd_l3 type 16 msr-ranges 2 host-events 0 core-select vm -\n"
+                        "\nvm vm1 "));
   const auto vm = run_cli({"--verbose", "pmu", "show", "vm1"}, sample(log));
   ASSERT_EQ(vm.rc, kExitOk) << vm.err;
   EXPECT_EQ(vm.out,
@@ -198,11 +203,12 @@ TEST(Pmu, JsonSchemaIsStable) {
              "nmi_watchdog": false, "core_fences": null, "core_include_guest_events": null,
              "conflict": [{"cpu": 5, "pmu": null, "config": null, "pid": null, "comm": null}],
              "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
-                       "vm": null}]},
+                       "core_select": false, "vm": null}]},
     "vms": [{"vm": "vm8", "core": false, "cpus": null, "shared": false, "pid": null,
              "bind_socket": false, "package": [],
              "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
-                       "vm": null, "offline_package": [], "hotplug_scrubs": null,
+                       "core_select": false, "vm": null, "offline_package": [],
+                       "hotplug_scrubs": null,
                        "msr": [{"base": null, "count": null, "read": false, "write": false,
                                  "write_mask": null}]}]},
             {"vm": "vm9", "core": false, "cpus": null, "shared": false, "pid": null,

@@ -23,6 +23,13 @@ struct uncore_guest_res;
 #define UNCORE_GUEST_MSR_READ	BIT(0)	/* reads are not intercepted */
 #define UNCORE_GUEST_MSR_WRITE	BIT(1)	/* writes intercepted, checked, done */
 #define UNCORE_GUEST_MSR_RDPMC	BIT(2)	/* RDPMC @rdpmc + i reads MSR @base + i */
+/*
+ * With MSR_WRITE: the write mask has bits that choose which cores or threads
+ * are counted (AMD's L3 thread mask and core id).  Such a unit is reserved
+ * only for all the online CPUs of its packages, so that no core it can be
+ * pointed at is another tenant's.
+ */
+#define UNCORE_GUEST_MSR_CORE_SELECT	BIT(3)
 
 struct uncore_guest_msr_range {
 	u32 base;		/* first MSR */
@@ -68,6 +75,7 @@ struct uncore_guest_unit_info {
 	unsigned int nr_ranges;
 	unsigned long host_events;	/* open host events, all packages */
 	bool reserved;			/* on at least one package */
+	bool core_select;		/* UNCORE_GUEST_MSR_CORE_SELECT ranges */
 };
 
 typedef int (*uncore_guest_unit_fn_t)(const struct uncore_guest_unit_info *info,

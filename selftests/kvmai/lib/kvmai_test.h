@@ -204,6 +204,7 @@ struct kt_unit {
 	int nmsr;		/* MSR ranges listed (pmu-get) */
 	uint32_t counter_msr;	/* first readable one: drivers pass reads of counters only */
 	uint32_t offline_pkgs;	/* bit N: reserved package N has no online CPU (pmu-get) */
+	bool core_select;	/* its controls choose the cores it counts */
 	int64_t hotplug_scrubs;	/* -1 when not reported */
 };
 

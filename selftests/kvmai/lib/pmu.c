@@ -41,6 +41,7 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 	u->type = kt_get_u32(tb[KVMAI_A_UNIT_TYPE]);
 	u->ranges = kt_get_u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
 	u->host_events = kt_get_u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
+	u->core_select = !!tb[KVMAI_A_UNIT_CORE_SELECT];
 	if (tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS])
 		u->hotplug_scrubs = kt_get_u32(tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS]);
 }
