@@ -3,7 +3,8 @@
  * Guests of the emulated host (L2): the harness that later tests build on.
  * The emulated host, booted with vmhost.py --nested, runs Debian's QEMU under
  * KVM on nested SVM (guest/l2-run) and passes its own devices through with
- * vfio-pci; L2 must see them where the QEMU arguments put them.
+ * vfio-pci; L2 must see them where the QEMU arguments put them.  L2 also
+ * runs PMU cases that need a package of two CPUs, which the host lacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -349,6 +350,72 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 				TH_LOG("%s and %s: one root bus iff one synthetic switch", d->bdf,
 				       o->bdf);
 		}
+	}
+}
+
+/*
+ * @in with "#   " before each line, so that L2's own KTAP lines in a log
+ * are not counted as cases of this test.
+ */
+static const char *commented(const char *in, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *p = in; *p && o + 6 < len; p++) {
+		if (p == in || p[-1] == '\n') {
+			memcpy(buf + o, "#   ", 4);
+			o += 4;
+		}
+		buf[o++] = *p;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The KTAP line of case @name in @out, or NULL. */
+static const char *ktap_line(const char *out, const char *name, char *line, size_t len)
+{
+	const char *p, *end;
+	char want[160];
+
+	snprintf(want, sizeof(want), " %s", name);
+	for (p = out; p && *p; p = end ? end + 1 : NULL) {
+		end = strchr(p, '\n');
+		snprintf(line, len, "%.*s", end ? (int)(end - p) : (int)strlen(p), p);
+		if ((!strncmp(line, "ok ", 3) || !strncmp(line, "not ok ", 7)) &&
+		    strstr(line, want))
+			return line;
+	}
+	return NULL;
+}
+
+/*
+ * The emulated host has one CPU per package, so the PMU cases about part of
+ * a package skip there.  An L2 with one package of two CPUs runs pmu_test
+ * with kvmai and the mock provider of its own: those cases must run and pass.
+ */
+TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
+{
+	static const char *const cases[] = {
+		"pmu.partial_package_needs_shared",
+		"pmu.core_select_unit_needs_every_cpu_of_the_package",
+	};
+	static char out[65536], log[80000];
+	char line[256];
+	int rc;
+
+	if (access(L2_SHARE, F_OK))
+		SKIP(return, "emulated host booted without vmhost.py --nested");
+	rc = run_capture("l2-run -c 2 -n 1 -s l2-selftests -a kvmai.selftests=pmu_test "
+			 "-w /tmp/l2-pmu 2>&1", out, sizeof(out));
+	ASSERT_EQ(0, rc) TH_LOG("l2-run or pmu_test in L2 failed:\n%s",
+				commented(out, log, sizeof(log)));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_NE(NULL, ktap_line(out, cases[i], line, sizeof(line)))
+			TH_LOG("%s did not run in L2:\n%s", cases[i],
+			       commented(out, log, sizeof(log)));
+		EXPECT_EQ(0, strncmp(line, "ok ", 3)) TH_LOG("%s", line);
+		EXPECT_EQ(NULL, strstr(line, "# SKIP")) TH_LOG("%s", line);
 	}
 }
 
