@@ -761,54 +761,62 @@ unsigned int uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res)
 EXPORT_SYMBOL_GPL(uncore_guest_res_hotplug_scrubs);
 
 /*
- * The first CPU of a reserved package came online.  It runs this after the
+ * A reserved package got its first online CPU back.  This runs after the
  * uncore drivers' online callbacks (their states come before the dynamic
- * ones), which may have initialised the unit there for the host, and
- * before the CPU is active, so no vCPU can run on the package yet.
+ * ones), which may have initialised the unit there for the host, on that
+ * CPU and before it is active, so no vCPU can run on the package yet.
  */
-static int uncore_guest_cpu_online(unsigned int cpu)
+static void res_pkg_online(struct uncore_guest_unit *unit,
+			   struct uncore_guest_res *res, unsigned int pkg)
+{
+	scoped_guard(spinlock, &res->lock)
+		res_scrub_cpu(res);
+	clear_bit(pkg, res->offline);
+	WRITE_ONCE(res->hotplug_scrubs, res->hotplug_scrubs + 1);
+	pr_info("uncore_guest: %s: reserved package %u is online again, its registers cleared\n",
+		unit->pmu->name, pkg);
+}
+
+/* The last CPU of a reserved package goes offline: the reservation stays. */
+static void res_pkg_offline(struct uncore_guest_unit *unit,
+			    struct uncore_guest_res *res, unsigned int pkg)
+{
+	set_bit(pkg, res->offline);
+	pr_info("uncore_guest: %s: reserved package %u has no online CPU; it stays reserved\n",
+		unit->pmu->name, pkg);
+}
+
+/*
+ * If @cpu is the only online CPU of its package (the first to come back or
+ * the last to go), call @fn on every reservation of that package.
+ */
+static void pkg_hotplug(unsigned int cpu,
+			void (*fn)(struct uncore_guest_unit *unit,
+				   struct uncore_guest_res *res,
+				   unsigned int pkg))
 {
 	unsigned int pkg = topology_logical_package_id(cpu);
 	struct uncore_guest_unit *unit;
 	struct uncore_guest_res *res;
 
 	if (pkg_online_cpus(pkg) != 1)
-		return 0;
+		return;
 	guard(mutex)(&uncore_guest_mutex);
-	list_for_each_entry(unit, &uncore_guest_units, node) {
-		list_for_each_entry(res, &unit->reservations, node) {
-			if (!test_bit(pkg, res->pkgs))
-				continue;
-			scoped_guard(spinlock, &res->lock)
-				res_scrub_cpu(res);
-			clear_bit(pkg, res->offline);
-			WRITE_ONCE(res->hotplug_scrubs, res->hotplug_scrubs + 1);
-			pr_info("uncore_guest: %s: reserved package %u is online again, its registers cleared\n",
-				unit->pmu->name, pkg);
-		}
-	}
+	list_for_each_entry(unit, &uncore_guest_units, node)
+		list_for_each_entry(res, &unit->reservations, node)
+			if (test_bit(pkg, res->pkgs))
+				fn(unit, res, pkg);
+}
+
+static int uncore_guest_cpu_online(unsigned int cpu)
+{
+	pkg_hotplug(cpu, res_pkg_online);
 	return 0;
 }
 
-/* The last CPU of a package goes offline: reservations there say so. */
 static int uncore_guest_cpu_offline(unsigned int cpu)
 {
-	unsigned int pkg = topology_logical_package_id(cpu);
-	struct uncore_guest_unit *unit;
-	struct uncore_guest_res *res;
-
-	if (pkg_online_cpus(pkg) != 1)
-		return 0;
-	guard(mutex)(&uncore_guest_mutex);
-	list_for_each_entry(unit, &uncore_guest_units, node) {
-		list_for_each_entry(res, &unit->reservations, node) {
-			if (!test_bit(pkg, res->pkgs))
-				continue;
-			set_bit(pkg, res->offline);
-			pr_info("uncore_guest: %s: reserved package %u has no online CPU; it stays reserved\n",
-				unit->pmu->name, pkg);
-		}
-	}
+	pkg_hotplug(cpu, res_pkg_offline);
 	return 0;
 }
 
