@@ -18,6 +18,9 @@
  * then clears its registers before any task can run there, and counts it
  * (uncore_guest_res_hotplug_scrubs()), so that the guest finds the unit
  * as a reservation leaves it and never in a state the host programmed.
+ * A CPU that is not the reservation's may not come online in a package
+ * reserved for a unit whose controls choose the cores it counts: the guest
+ * could count it.
  *
  * Lock order: CPU hotplug lock (drivers register, and the registry's
  * hotplug callbacks run, under it) -> uncore_guest_mutex (registry changes,
@@ -29,6 +32,7 @@
 #include <linux/bitmap.h>
 #include <linux/cleanup.h>
 #include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
 #include <linux/export.h>
 #include <linux/init.h>
 #include <linux/kref.h>
@@ -65,8 +69,7 @@ struct uncore_guest_res {
 	struct pmu *pmu;
 	const struct uncore_guest_ops *ops;
 	unsigned long *pkgs;
-	/* Reserved packages without an online CPU; changed under the mutex. */
-	unsigned long *offline;
+	cpumask_var_t cpus;			/* the owner's, as reserved */
 	unsigned int hotplug_scrubs;
 	struct pid *vmm;
 	struct uncore_guest_msr_range *ranges;	/* the unit's, copied */
@@ -214,7 +217,7 @@ static void res_free(struct kref *kref)
 
 	put_pid(res->vmm);
 	bitmap_free(res->pkgs);
-	bitmap_free(res->offline);
+	free_cpumask_var(res->cpus);
 	kfree(res->ranges);
 	kfree(res);
 }
@@ -397,6 +400,8 @@ EXPORT_SYMBOL_GPL(uncore_guest_event_init);
  * A unit whose controls choose the cores it counts
  * (UNCORE_GUEST_MSR_CORE_SELECT) is reserved only if @cpus holds every
  * online CPU of the packages: the guest could point it at any of them.
+ * For the same reason, while it is reserved no CPU of those packages
+ * outside @cpus can come online.
  *
  * Return: the reservation, or ERR_PTR(-ENODEV) for an unknown unit,
  * -EINVAL for an empty @cpus, -EACCES if @cpus leaves out an online CPU of
@@ -423,13 +428,12 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	INIT_LIST_HEAD(&res->node);
 	spin_lock_init(&res->lock);
 	res->pkgs = bitmap_zalloc(nr_pkgs, GFP_KERNEL);
-	res->offline = bitmap_zalloc(nr_pkgs, GFP_KERNEL);
-	if (!res->pkgs || !res->offline) {
+	if (!res->pkgs || !zalloc_cpumask_var(&res->cpus, GFP_KERNEL)) {
 		bitmap_free(res->pkgs);
-		bitmap_free(res->offline);
 		kfree(res);
 		return ERR_PTR(-ENOMEM);
 	}
+	cpumask_copy(res->cpus, cpus);
 	for_each_cpu(cpu, cpus)
 		__set_bit(topology_logical_package_id(cpu), res->pkgs);
 	res->vmm = get_pid(vmm);
@@ -469,12 +473,8 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	}
 	spin_unlock_irq(&uncore_guest_lock);
 	/* Host events are refused from here on: nothing refills the unit. */
-	if (!ret) {
-		for_each_set_bit(pkg, res->pkgs, nr_pkgs)
-			if (!pkg_online_cpus(pkg))
-				set_bit(pkg, res->offline);
+	if (!ret)
 		res_scrub(res);
-	}
 out:
 	mutex_unlock(&uncore_guest_mutex);
 	if (ret) {
@@ -737,13 +737,13 @@ EXPORT_SYMBOL_GPL(uncore_guest_res_rdpmc);
  * @res: the reservation
  * @pkg: a logical package id
  *
- * Return: true if @pkg is reserved and its last CPU went offline (or none
- * was online when it was reserved), until a CPU of it comes back.
+ * Return: true if @pkg is reserved and none of its CPUs is online.
  */
 bool uncore_guest_res_pkg_offline(struct uncore_guest_res *res,
 				  unsigned int pkg)
 {
-	return pkg < topology_max_packages() && test_bit(pkg, res->offline);
+	return pkg < topology_max_packages() && test_bit(pkg, res->pkgs) &&
+	       !pkg_online_cpus(pkg);
 }
 EXPORT_SYMBOL_GPL(uncore_guest_res_pkg_offline);
 
@@ -761,62 +761,87 @@ unsigned int uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res)
 EXPORT_SYMBOL_GPL(uncore_guest_res_hotplug_scrubs);
 
 /*
+ * A CPU comes online in a reserved package.  A unit whose controls choose
+ * the cores it counts could count this one too: unless the reservation
+ * has it, it stays offline until the reservation ends.
+ */
+static int res_cpu_online(struct uncore_guest_unit *unit,
+			  struct uncore_guest_res *res, unsigned int cpu)
+{
+	if (!unit_core_select(unit) || cpumask_test_cpu(cpu, res->cpus))
+		return 0;
+	pr_warn("uncore_guest: %s: CPU %u stays offline: package %u is reserved without it and the unit could count it\n",
+		unit->pmu->name, cpu, topology_logical_package_id(cpu));
+	return -EBUSY;
+}
+
+/*
  * A reserved package got its first online CPU back.  This runs after the
  * uncore drivers' online callbacks (their states come before the dynamic
  * ones), which may have initialised the unit there for the host, on that
  * CPU and before it is active, so no vCPU can run on the package yet.
  */
-static void res_pkg_online(struct uncore_guest_unit *unit,
-			   struct uncore_guest_res *res, unsigned int pkg)
+static int res_pkg_online(struct uncore_guest_unit *unit,
+			  struct uncore_guest_res *res, unsigned int cpu)
 {
 	scoped_guard(spinlock, &res->lock)
 		res_scrub_cpu(res);
-	clear_bit(pkg, res->offline);
 	WRITE_ONCE(res->hotplug_scrubs, res->hotplug_scrubs + 1);
 	pr_info("uncore_guest: %s: reserved package %u is online again, its registers cleared\n",
-		unit->pmu->name, pkg);
+		unit->pmu->name, topology_logical_package_id(cpu));
+	return 0;
 }
 
 /* The last CPU of a reserved package goes offline: the reservation stays. */
-static void res_pkg_offline(struct uncore_guest_unit *unit,
-			    struct uncore_guest_res *res, unsigned int pkg)
+static int res_pkg_offline(struct uncore_guest_unit *unit,
+			   struct uncore_guest_res *res, unsigned int cpu)
 {
-	set_bit(pkg, res->offline);
 	pr_info("uncore_guest: %s: reserved package %u has no online CPU; it stays reserved\n",
-		unit->pmu->name, pkg);
+		unit->pmu->name, topology_logical_package_id(cpu));
+	return 0;
 }
 
-/*
- * If @cpu is the only online CPU of its package (the first to come back or
- * the last to go), call @fn on every reservation of that package.
- */
-static void pkg_hotplug(unsigned int cpu,
-			void (*fn)(struct uncore_guest_unit *unit,
-				   struct uncore_guest_res *res,
-				   unsigned int pkg))
+/* Call @fn on every reservation of @cpu's package, until one fails. */
+static int pkg_reservations(unsigned int cpu,
+			    int (*fn)(struct uncore_guest_unit *unit,
+				      struct uncore_guest_res *res,
+				      unsigned int cpu))
 {
 	unsigned int pkg = topology_logical_package_id(cpu);
 	struct uncore_guest_unit *unit;
 	struct uncore_guest_res *res;
+	int ret;
 
-	if (pkg_online_cpus(pkg) != 1)
-		return;
-	guard(mutex)(&uncore_guest_mutex);
-	list_for_each_entry(unit, &uncore_guest_units, node)
-		list_for_each_entry(res, &unit->reservations, node)
-			if (test_bit(pkg, res->pkgs))
-				fn(unit, res, pkg);
+	lockdep_assert_held(&uncore_guest_mutex);
+	list_for_each_entry(unit, &uncore_guest_units, node) {
+		list_for_each_entry(res, &unit->reservations, node) {
+			if (!test_bit(pkg, res->pkgs))
+				continue;
+			ret = fn(unit, res, cpu);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
 }
 
+/* A failure keeps @cpu offline: the hotplug core rolls its bring-up back. */
 static int uncore_guest_cpu_online(unsigned int cpu)
 {
-	pkg_hotplug(cpu, res_pkg_online);
-	return 0;
+	int ret;
+
+	guard(mutex)(&uncore_guest_mutex);
+	ret = pkg_reservations(cpu, res_cpu_online);
+	if (!ret && pkg_online_cpus(topology_logical_package_id(cpu)) == 1)
+		ret = pkg_reservations(cpu, res_pkg_online);
+	return ret;
 }
 
 static int uncore_guest_cpu_offline(unsigned int cpu)
 {
-	pkg_hotplug(cpu, res_pkg_offline);
+	guard(mutex)(&uncore_guest_mutex);
+	if (pkg_online_cpus(topology_logical_package_id(cpu)) == 1)
+		pkg_reservations(cpu, res_pkg_offline);
 	return 0;
 }
 

@@ -399,6 +399,7 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 	static const char *const cases[] = {
 		"pmu.partial_package_needs_shared",
 		"pmu.core_select_unit_needs_every_cpu_of_the_package",
+		"pmu.cpu_joining_a_core_select_package_is_refused",
 	};
 	static char out[65536], log[80000];
 	char line[256];
@@ -410,7 +411,7 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 			 "-w /tmp/l2-pmu 2>&1", out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("l2-run or pmu_test in L2 failed:\n%s",
 				commented(out, log, sizeof(log)));
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ASSERT_NE(NULL, ktap_line(out, cases[i], line, sizeof(line)))
 			TH_LOG("%s did not run in L2:\n%s", cases[i],
 			       commented(out, log, sizeof(log)));

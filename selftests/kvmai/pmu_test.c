@@ -33,7 +33,7 @@ FIXTURE(pmu) {
 	int fds[8];
 	int nfds;
 	char ext[256];
-	bool pkg1_offline;	/* a test took package 1's CPUs away */
+	char offline[64];	/* CPUs a test took offline, to bring back */
 };
 
 /* Writes @on to the online file of every CPU in @list ("1", "1-2,4"). */
@@ -86,10 +86,8 @@ FIXTURE_TEARDOWN(pmu)
 
 	for (i = 0; i < self->nfds; i++)
 		close(self->fds[i]);
-	if (self->pkg1_offline)
-		EXPECT_EQ(0, set_cpus_online(self->pkg1, 1)) TH_LOG("CPUs %s stay offline", self->pkg1);
 	if (!self->sk)
-		return;
+		goto online;
 	/* Whatever a test left behind goes; then nothing may stay reserved. */
 	if (kvmai_module_loaded() &&
 	    !kt_pmu_request(self->sk, self->family, &dump, vms, 8, &n, NULL, 0)) {
@@ -102,6 +100,11 @@ FIXTURE_TEARDOWN(pmu)
 	i = kt_perf_try(L3, 0, false);
 	EXPECT_EQ(0, i) TH_LOG(L3 " still fenced off the host after the test: %d", i);
 	kvmai_genl_close(self->sk);
+online:
+	/* After the releases: a core-select unit's owner keeps CPUs out. */
+	if (self->offline[0])
+		EXPECT_EQ(0, set_cpus_online(self->offline, 1))
+			TH_LOG("CPUs %s stay offline", self->offline);
 }
 
 static int assign(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
@@ -255,6 +258,60 @@ TEST_F(pmu, core_select_unit_needs_every_cpu_of_the_package)
 	req.shared = false;
 	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
 	EXPECT_STREQ(L3, rec.units[0].name);
+}
+
+/* The online state of CPU @cpu: 1, 0, or -errno. */
+static int cpu_online_state(int cpu)
+{
+	char path[64];
+	int on = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", &on) != 1)
+		on = -EIO;
+	fclose(f);
+	return on;
+}
+
+/*
+ * A core-select unit given with every online CPU of its package: a CPU of
+ * that package that comes online later is not the VM's, yet the unit's
+ * controls could count it, so it stays offline until the unit goes.  A
+ * unit without core selection does not keep it out.
+ */
+TEST_F(pmu, cpu_joining_a_core_select_package_is_refused)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF } };
+	int last = self->pkg0_n - 1;
+	char rest[32], one[16];
+	struct kt_pmu rec;
+
+	if (self->pkg0_n < 2 || cpu_online_state(last) != 1)
+		SKIP(return, "package 0 has no second CPU that can go offline");
+	snprintf(one, sizeof(one), "%d", last);
+	snprintf(rest, sizeof(rest), last == 1 ? "0" : "0-%d", last - 1);
+	snprintf(self->offline, sizeof(self->offline), "%s", one);
+	ASSERT_EQ(0, set_cpus_online(one, 0)) TH_LOG("cannot offline CPU %s", one);
+
+	/* Every online CPU of package 0: the L3 unit goes with them. */
+	req.cpus = rest;
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(2, rec.nunits);
+	EXPECT_EQ(-EBUSY, set_cpus_online(one, 1)) TH_LOG("CPU %s came online", one);
+	EXPECT_EQ(0, cpu_online_state(last));
+
+	/* Without the core-select unit the DF unit alone does not keep it out. */
+	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, set_cpus_online(one, 1)) TH_LOG("CPU %s stays offline", one);
+	self->offline[0] = '\0';
+	EXPECT_EQ(1, cpu_online_state(last));
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(1, rec.nunits);
+	EXPECT_STREQ(DF, rec.units[0].name);
 }
 
 TEST_F(pmu, unknown_unit_refused_and_nothing_kept)
@@ -527,7 +584,7 @@ TEST_F(pmu, package_hotplug_keeps_the_reservation_and_clears_it)
 	EXPECT_EQ(0, rec.units[0].offline_pkgs);
 	EXPECT_EQ(0, rec.units[0].hotplug_scrubs);
 
-	self->pkg1_offline = true;
+	snprintf(self->offline, sizeof(self->offline), "%s", self->pkg1);
 	ASSERT_EQ(0, set_cpus_online(self->pkg1, 0)) TH_LOG("cannot offline CPUs %s", self->pkg1);
 	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
 	ASSERT_EQ(1, rec.nunits) TH_LOG("the reservation went with the package's CPUs");
@@ -535,7 +592,7 @@ TEST_F(pmu, package_hotplug_keeps_the_reservation_and_clears_it)
 	EXPECT_EQ(0, rec.units[0].hotplug_scrubs);
 
 	ASSERT_EQ(0, set_cpus_online(self->pkg1, 1));
-	self->pkg1_offline = false;
+	self->offline[0] = '\0';
 	/* The provider did set package 1 up again: the unit nobody owns shows it. */
 	ASSERT_EQ(KT_MOCK_INIT_CTL, mock_reg(DF, 1, KT_MOCK_DF_CTL0))
 		TH_LOG("the mock's bring-up did not run");
