@@ -41,7 +41,8 @@
 #else
 #define KVMAI_FEATURE_CORE 0
 #endif
-#ifdef KVMAI_HAVE_UNCORE_GUEST
+/* A kernel with the series may have been built without the registry. */
+#if defined(KVMAI_HAVE_UNCORE_GUEST) && IS_ENABLED(CONFIG_PERF_UNCORE_GUEST)
 #define KVMAI_FEATURE_UNCORE KVMAI_FEATURE_UNCORE_RESERVE
 #else
 #define KVMAI_FEATURE_UNCORE 0

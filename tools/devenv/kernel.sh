@@ -87,28 +87,63 @@ apply_series() {
 	log "applied $n patches to $base_ver"
 }
 
+# Configure build tree $1 (default: the test kernel's) from tinyconfig and
+# fragment $2 (default: patches/kernel.config).
 configure() {
-	mkdir -p "$out"
+	local dir=${1:-$out} frag=${2:-$fragment}
+	mkdir -p "$dir"
 	# By content, not timestamp: a fresh clone must not reconfigure a built tree.
-	if [ ! -f "$out/.config" ] || ! cmp -s "$fragment" "$out/.kvmai-fragment"; then
-		make -s -C "$repo" O="$out" tinyconfig >/dev/null
-		"$repo/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$fragment" >/dev/null
-		make -s -C "$repo" O="$out" olddefconfig >/dev/null
-		cp "$fragment" "$out/.kvmai-fragment"
+	if [ ! -f "$dir/.config" ] || ! cmp -s "$frag" "$dir/.kvmai-fragment"; then
+		make -s -C "$repo" O="$dir" tinyconfig >/dev/null
+		"$repo/scripts/kconfig/merge_config.sh" -m -O "$dir" "$dir/.config" "$frag" >/dev/null
+		make -s -C "$repo" O="$dir" olddefconfig >/dev/null
+		cp "$frag" "$dir/.kvmai-fragment"
 	fi
 	# Every option of the fragment must have survived Kconfig's dependencies.
 	local bad=0 opt val got
 	while IFS='=' read -r opt val; do
 		case $opt in CONFIG_*) ;; *) continue ;; esac
-		got=$(grep -E "^$opt=|^# $opt is not set" "$out/.config" | head -n1)
+		got=$(grep -E "^$opt=|^# $opt is not set" "$dir/.config" | head -n1)
 		if [ "$val" = n ]; then
 			case $got in "$opt="*) echo "  $opt=n but set: $got" >&2; bad=1 ;; esac
 		elif [ "$got" != "$opt=$val" ]; then
 			echo "  $opt=$val but got: ${got:-absent}" >&2
 			bad=1
 		fi
-	done <"$fragment"
-	[ $bad = 0 ] || die "patches/kernel.config options Kconfig did not accept (above)"
+	done <"$frag"
+	[ $bad = 0 ] || die "$frag: options Kconfig did not accept (above)"
+}
+
+# Compile objects $3... in build tree $1 with W=1; fails on a warning in
+# one of them or one that was not built.  Each is reported as OBJ$2.
+compile_objs() {
+	local dir=$1 tag=$2 o log rc=0
+	shift 2
+	make -s -C "$repo" O="$dir" -j"$JOBS" prepare >/dev/null
+	# Rebuilt every time; any warning in them fails the check.
+	for o in "$@"; do
+		rm -f "$dir/$o"
+	done
+	log=$(make -C "$repo" O="$dir" -j"$JOBS" W=1 "$@" 2>&1 | grep -v "^make\[" || true)
+	echo "$log"
+	for o in "$@"; do
+		if echo "$log" | grep -q "${o%.o}\.[ch]:[0-9]*:[0-9]*: warning:"; then
+			echo "compile: $o$tag has W=1 warnings" >&2
+			rc=1
+		elif [ -f "$dir/$o" ]; then
+			echo "compiled: $o$tag"
+		else
+			echo "compile: $o$tag failed" >&2
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# The series' KVM selftests (x86/name), from what it adds or changes.
+series_kvm_selftests() {
+	git -C "$repo" diff --name-only --diff-filter=AM "v$base_ver" series -- \
+		'tools/testing/selftests/kvm/*.c' | sed 's|^tools/testing/selftests/kvm/||; s/\.c$//'
 }
 
 # Files of the series that kmod/compat carries, byte for byte, as a backport
@@ -163,30 +198,22 @@ cmd_check() {
 		':!tools/' | sed 's/\.c$/.o/')
 	if [ ${#objs[@]} -gt 0 ]; then
 		log "compiling ${objs[*]}"
-		make -s -C "$repo" O="$out" -j"$JOBS" prepare >/dev/null
-		# Rebuilt with W=1 every time; any warning in them fails the check.
-		for o in "${objs[@]}"; do
-			rm -f "$out/$o"
-		done
-		local log
-		log=$(make -C "$repo" O="$out" -j"$JOBS" W=1 "${objs[@]}" 2>&1 | grep -v "^make\[" || true)
-		echo "$log"
-		for o in "${objs[@]}"; do
-			if echo "$log" | grep -q "${o%.o}\.[ch]:[0-9]*:[0-9]*: warning:"; then
-				echo "compile: $o has W=1 warnings" >&2
-				rc=1
-			elif [ -f "$out/$o" ]; then
-				echo "compiled: $o"
-			else
-				echo "compile: $o failed" >&2
-				rc=1
-			fi
-		done
+		compile_objs "$out" "" "${objs[@]}" || rc=1
+		# Again without the uncore registry (a kernel that takes the series
+		# but leaves CONFIG_PERF_UNCORE_GUEST off): the header's stubs must
+		# do for the drivers and KVM.
+		local noreg=$CACHE/kernel-build-noreg frag
+		frag=$(mktemp)
+		{ grep -v '^CONFIG_PERF_UNCORE_GUEST=' "$fragment"; echo CONFIG_PERF_UNCORE_GUEST=n; } >"$frag"
+		configure "$noreg" "$frag"
+		rm -f "$frag"
+		mapfile -t objs < <(printf '%s\n' "${objs[@]}" | grep -v '^arch/x86/events/uncore_guest\.o$')
+		log "compiling them with CONFIG_PERF_UNCORE_GUEST=n"
+		compile_objs "$noreg" @PERF_UNCORE_GUEST=n "${objs[@]}" || rc=1
 	fi
 	# The series' KVM selftests, against its UAPI headers, warnings fatal.
 	local t out_log tests=()
-	mapfile -t tests < <(git -C "$repo" diff --name-only --diff-filter=AM "v$base_ver" series -- \
-		'tools/testing/selftests/kvm/*.c' | sed 's|^tools/testing/selftests/kvm/||; s/\.c$//')
+	mapfile -t tests < <(series_kvm_selftests)
 	for t in "${tests[@]}"; do
 		rm -f "$out/kvm-selftests/$t"
 		if out_log=$(kvm_selftest "$t" 2>&1) && ! grep -q "warning:" <<<"$out_log"; then
@@ -244,12 +271,14 @@ cmd_build() {
 	make -s -C "$repo" O="$out" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
 	# kbuild tree for out-of-tree modules (kvmai.ko) against this kernel.
 	ln -sfn "$out" "$dest/build"
-	# The series' KVM selftest; the emulated host runs it beside kvmai's
-	# (make vm-payload-kernel).
-	kvm_selftest x86/uncore_passthrough_test >/dev/null ||
-		die "the series' KVM selftest does not build"
+	# The series' KVM selftests; the emulated host runs them beside kvmai's
+	# (make vm-payload-kernel), as kvm_<name>.
 	mkdir -p "$dest/selftests"
-	cp "$out/kvm-selftests/x86/uncore_passthrough_test" "$dest/selftests/kvm_uncore_passthrough_test"
+	local t
+	for t in $(series_kvm_selftests); do
+		kvm_selftest "$t" >/dev/null || die "the series' KVM selftest $t does not build"
+		cp "$out/kvm-selftests/$t" "$dest/selftests/kvm_${t##*/}"
+	done
 	touch "$dest/.complete"
 	log "installed $kver in $dest after $((SECONDS - t0))s"
 }

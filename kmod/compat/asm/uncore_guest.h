@@ -12,6 +12,8 @@
 
 #include <linux/bits.h>
 #include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/kconfig.h>
 #include <linux/types.h>
 
 struct perf_event;
@@ -50,24 +52,9 @@ struct uncore_guest_ops {
 	int (*write)(struct pmu *pmu, u32 msr, u64 val);
 };
 
-/* Providers: uncore PMU drivers. */
-int uncore_guest_register(struct pmu *pmu,
-			  const struct uncore_guest_msr_range *ranges,
-			  unsigned int nr_ranges,
-			  const struct uncore_guest_ops *ops);
-void uncore_guest_unregister(struct pmu *pmu);
-int uncore_guest_event_init(struct perf_event *event);
-
 /* Owners: who decides that a VM gets a unit. */
 typedef void (*uncore_guest_revoke_t)(struct uncore_guest_res *res,
 				      void *data);
-
-struct uncore_guest_res *uncore_guest_reserve(const char *name,
-					      const struct cpumask *cpus,
-					      struct pid *vmm,
-					      uncore_guest_revoke_t revoke,
-					      void *data);
-void uncore_guest_release(struct uncore_guest_res *res);
 
 struct uncore_guest_unit_info {
 	const char *name;
@@ -81,6 +68,22 @@ struct uncore_guest_unit_info {
 typedef int (*uncore_guest_unit_fn_t)(const struct uncore_guest_unit_info *info,
 				    void *data);
 
+#if IS_ENABLED(CONFIG_PERF_UNCORE_GUEST)
+/* Providers: uncore PMU drivers. */
+int uncore_guest_register(struct pmu *pmu,
+			  const struct uncore_guest_msr_range *ranges,
+			  unsigned int nr_ranges,
+			  const struct uncore_guest_ops *ops);
+void uncore_guest_unregister(struct pmu *pmu);
+int uncore_guest_event_init(struct perf_event *event);
+
+/* Owners */
+struct uncore_guest_res *uncore_guest_reserve(const char *name,
+					      const struct cpumask *cpus,
+					      struct pid *vmm,
+					      uncore_guest_revoke_t revoke,
+					      void *data);
+void uncore_guest_release(struct uncore_guest_res *res);
 int uncore_guest_list_units(uncore_guest_unit_fn_t fn, void *data);
 
 /* KVM: the VMM process attaches its VM to a reservation it was given. */
@@ -100,5 +103,98 @@ int uncore_guest_res_rdpmc(struct uncore_guest_res *res, u32 idx, u64 *val);
 bool uncore_guest_res_pkg_offline(struct uncore_guest_res *res,
 				  unsigned int pkg);
 unsigned int uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res);
+#else
+/*
+ * Without the registry drivers offer nothing, owners cannot reserve and
+ * KVM finds no unit; nothing else can be reached without a reservation.
+ */
+static inline int uncore_guest_register(struct pmu *pmu,
+					const struct uncore_guest_msr_range *ranges,
+					unsigned int nr_ranges,
+					const struct uncore_guest_ops *ops)
+{
+	return 0;
+}
+
+static inline void uncore_guest_unregister(struct pmu *pmu) { }
+
+static inline int uncore_guest_event_init(struct perf_event *event)
+{
+	return 0;
+}
+
+static inline struct uncore_guest_res *
+uncore_guest_reserve(const char *name, const struct cpumask *cpus,
+		     struct pid *vmm, uncore_guest_revoke_t revoke, void *data)
+{
+	return ERR_PTR(-ENODEV);
+}
+
+static inline void uncore_guest_release(struct uncore_guest_res *res) { }
+
+static inline int uncore_guest_list_units(uncore_guest_unit_fn_t fn,
+					  void *data)
+{
+	return 0;
+}
+
+static inline struct uncore_guest_res *
+uncore_guest_attach(int type, struct pid *vmm, uncore_guest_revoke_t revoke,
+		    void *data)
+{
+	return ERR_PTR(-ENODEV);
+}
+
+static inline void uncore_guest_detach(struct uncore_guest_res *res) { }
+
+static inline int
+uncore_guest_res_ranges(struct uncore_guest_res *res,
+			const struct uncore_guest_msr_range **ranges)
+{
+	*ranges = NULL;
+	return 0;
+}
+
+static inline bool uncore_guest_res_has_cpu(struct uncore_guest_res *res,
+					    int cpu)
+{
+	return false;
+}
+
+static inline bool uncore_guest_res_active(struct uncore_guest_res *res)
+{
+	return false;
+}
+
+static inline int uncore_guest_res_read(struct uncore_guest_res *res,
+					u32 msr, u64 *val)
+{
+	return -EPERM;
+}
+
+static inline int uncore_guest_res_write(struct uncore_guest_res *res,
+					 u32 msr, u64 val)
+{
+	return -EPERM;
+}
+
+static inline int uncore_guest_res_rdpmc(struct uncore_guest_res *res,
+					 u32 idx, u64 *val)
+{
+	return -EPERM;
+}
+
+static inline bool uncore_guest_res_pkg_offline(struct uncore_guest_res *res,
+						unsigned int pkg)
+{
+	return false;
+}
+
+static inline unsigned int
+uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res)
+{
+	return 0;
+}
+#endif /* CONFIG_PERF_UNCORE_GUEST */
 
 #endif /* _ASM_X86_UNCORE_GUEST_H */
