@@ -41,8 +41,7 @@ static int set_cpus_online(const char *list, int on)
 {
 	const char *p = list;
 	char path[64];
-	int a, b, cpu;
-	FILE *f;
+	int a, b, cpu, ret;
 
 	while (*p) {
 		if (sscanf(p, "%d-%d", &a, &b) != 2) {
@@ -52,12 +51,9 @@ static int set_cpus_online(const char *list, int on)
 		}
 		for (cpu = a; cpu <= b; cpu++) {
 			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-			f = fopen(path, "w");
-			if (!f)
-				return -errno;
-			fprintf(f, "%d\n", on);
-			if (fclose(f))
-				return -errno;
+			ret = sysfs_write_ret(path, on ? "1\n" : "0\n");
+			if (ret)
+				return ret;
 		}
 		p += strcspn(p, ",");
 		if (*p == ',')
@@ -264,17 +260,9 @@ TEST_F(pmu, core_select_unit_needs_every_cpu_of_the_package)
 static int cpu_online_state(int cpu)
 {
 	char path[64];
-	int on = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%d", &on) != 1)
-		on = -EIO;
-	fclose(f);
-	return on;
+	return sysfs_read_long(path);
 }
 
 /*

@@ -20,17 +20,9 @@
 long kt_mock_counters_param(const char *name)
 {
 	char path[128];
-	long val = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/module/kvmai_mock_counters/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (fscanf(f, "%ld", &val) != 1)
-		val = -EINVAL;
-	fclose(f);
-	return val;
+	return sysfs_read_long(path);
 }
 
 int kt_ctrdev_create(const char *unit, char *uuid, size_t len)

@@ -67,6 +67,8 @@ int run_capture(const char *cmd, char *buf, size_t len);
 int kt_sh(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Writes @val to sysfs file @path: 0 or -errno (the write's own error). */
 int sysfs_write_ret(const char *path, const char *val);
+/* The number in sysfs file @path, or -errno (-EINVAL: not a number). */
+long sysfs_read_long(const char *path);
 
 bool kvmai_module_loaded(void);
 int kvmai_module_load(void);

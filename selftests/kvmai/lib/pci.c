@@ -355,6 +355,19 @@ int sysfs_write_ret(const char *path, const char *val)
 	return ret;
 }
 
+long sysfs_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long val;
+
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = -EINVAL;
+	fclose(f);
+	return val;
+}
+
 bool kernel_symbol(const char *symbol, char *module, size_t len)
 {
 	char line[512], name[256], mod[64];
