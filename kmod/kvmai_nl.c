@@ -20,7 +20,7 @@ const struct nla_policy kvmai_msr_range_nl_policy[KVMAI_A_MSR_RANGE_PAD + 1] = {
 	[KVMAI_A_MSR_RANGE_WRITE_MASK] = { .type = NLA_U64, },
 };
 
-const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_CORE_SELECT + 1] = {
+const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_SCOPE + 1] = {
 	[KVMAI_A_UNIT_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
 	[KVMAI_A_UNIT_TYPE] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_MSR_RANGES] = { .type = NLA_U32, },
@@ -30,6 +30,7 @@ const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_CORE_SELECT + 1] = {
 	[KVMAI_A_UNIT_OFFLINE_PACKAGE] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_HOTPLUG_SCRUBS] = { .type = NLA_U32, },
 	[KVMAI_A_UNIT_CORE_SELECT] = { .type = NLA_FLAG, },
+	[KVMAI_A_UNIT_SCOPE] = NLA_POLICY_RANGE(NLA_U32, 1, 3),
 };
 
 /* KVMAI_CMD_GROUP_NEW - do */

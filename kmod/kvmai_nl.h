@@ -14,7 +14,7 @@
 
 /* Common nested types */
 extern const struct nla_policy kvmai_msr_range_nl_policy[KVMAI_A_MSR_RANGE_PAD + 1];
-extern const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_CORE_SELECT + 1];
+extern const struct nla_policy kvmai_unit_nl_policy[KVMAI_A_UNIT_SCOPE + 1];
 
 int kvmai_nl_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
 		      struct genl_info *info);

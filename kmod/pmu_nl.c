@@ -35,12 +35,26 @@ static int kvmai_fill_ranges(struct sk_buff *msg, struct uncore_guest_res *res)
 	return 0;
 }
 
+/* The registry's scope as the UAPI says it. */
+static u32 kvmai_scope(enum uncore_guest_scope scope)
+{
+	switch (scope) {
+	case UNCORE_GUEST_SCOPE_DIE:
+		return KVMAI_SCOPE_DIE;
+	case UNCORE_GUEST_SCOPE_LLC:
+		return KVMAI_SCOPE_LLC;
+	default:
+		return KVMAI_SCOPE_PACKAGE;
+	}
+}
+
 /* The registry's view of one unit, found by name. */
 struct kvmai_unit_lookup {
 	const char *name;
 	int type;
 	unsigned long host_events;
 	bool core_select;
+	enum uncore_guest_scope scope;
 };
 
 static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
@@ -52,6 +66,7 @@ static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
 	l->type = u->type;
 	l->host_events = u->host_events;
 	l->core_select = u->core_select;
+	l->scope = u->scope;
 	return 1;
 }
 
@@ -67,6 +82,7 @@ static int kvmai_fill_unit(struct sk_buff *msg, struct kvmai_pmu_unit *unit)
 	if (uncore_guest_list_units(kvmai_unit_match, &l) == 1 &&
 	    (nla_put_u32(msg, KVMAI_A_UNIT_TYPE, l.type) ||
 	     nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, l.host_events) ||
+	     nla_put_u32(msg, KVMAI_A_UNIT_SCOPE, kvmai_scope(l.scope)) ||
 	     (l.core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT))))
 		return -EMSGSIZE;
 	if (kvmai_fill_ranges(msg, unit->res))
@@ -149,6 +165,7 @@ static int kvmai_fill_host_unit(const struct uncore_guest_unit_info *u, void *da
 	    nla_put_u32(msg, KVMAI_A_UNIT_TYPE, u->type) ||
 	    nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES, u->nr_ranges) ||
 	    nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, u->host_events) ||
+	    nla_put_u32(msg, KVMAI_A_UNIT_SCOPE, kvmai_scope(u->scope)) ||
 	    (u->core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT)) ||
 	    (owner && nla_put_string(msg, KVMAI_A_UNIT_VM, owner)))
 		return -EMSGSIZE;

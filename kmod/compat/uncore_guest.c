@@ -55,6 +55,7 @@ struct uncore_guest_unit {
 	struct uncore_guest_msr_range *ranges;
 	unsigned int nr_ranges;
 	unsigned int *nr_events;	/* host events, per logical package */
+	enum uncore_guest_scope scope;
 	struct list_head reservations;
 };
 
@@ -162,6 +163,7 @@ static unsigned int pkg_online_cpus(unsigned int pkg)
 /**
  * uncore_guest_register - offer an uncore PMU's registers to guests
  * @pmu: the registered perf PMU; its name is what owners reserve
+ * @scope: the CPUs one instance of the unit counts for, for owners to show
  * @ranges: MSRs a guest may access while it owns the unit
  * @nr_ranges: number of @ranges
  * @ops: how to reach the registers, or NULL for the MSRs of the current CPU
@@ -172,7 +174,7 @@ static unsigned int pkg_online_cpus(unsigned int pkg)
  *
  * Return: 0, -EEXIST if @pmu is registered, -ENOMEM.
  */
-int uncore_guest_register(struct pmu *pmu,
+int uncore_guest_register(struct pmu *pmu, enum uncore_guest_scope scope,
 			  const struct uncore_guest_msr_range *ranges,
 			  unsigned int nr_ranges,
 			  const struct uncore_guest_ops *ops)
@@ -183,6 +185,7 @@ int uncore_guest_register(struct pmu *pmu,
 	if (!unit)
 		return -ENOMEM;
 	unit->pmu = pmu;
+	unit->scope = scope;
 	unit->ops = ops;
 	unit->nr_ranges = nr_ranges;
 	INIT_LIST_HEAD(&unit->reservations);
@@ -524,6 +527,7 @@ int uncore_guest_list_units(uncore_guest_unit_fn_t fn, void *data)
 			.type = unit->pmu->type,
 			.nr_ranges = unit->nr_ranges,
 			.core_select = unit_core_select(unit),
+			.scope = unit->scope,
 		};
 		spin_lock_irq(&uncore_guest_lock);
 		for (pkg = 0; pkg < topology_max_packages(); pkg++)

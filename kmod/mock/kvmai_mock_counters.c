@@ -195,7 +195,7 @@ static int mock_add_unit(struct mock_unit *mu)
 	if (ret)
 		return ret;
 	/* No MSRs: what a guest gets of it is the page. */
-	ret = uncore_guest_register(&mu->pmu, NULL, 0, NULL);
+	ret = uncore_guest_register(&mu->pmu, UNCORE_GUEST_SCOPE_PKG, NULL, 0, NULL);
 	if (ret) {
 		perf_pmu_unregister(&mu->pmu);
 		return ret;

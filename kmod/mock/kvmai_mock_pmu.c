@@ -55,6 +55,7 @@ struct mock_pmu {
 	unsigned int pairs;
 	u32 rdpmc;		/* first RDPMC index of its counters */
 	u32 ctl_flags;		/* extra flags of its control ranges */
+	enum uncore_guest_scope scope;
 	bool uncore;
 	bool registered;
 	u64 *regs;		/* [package][2 * pairs]: CTL0, CTR0, CTL1, ... */
@@ -122,11 +123,16 @@ static void mock_read(struct perf_event *event)
 }
 
 static struct mock_pmu mock_pmus[] = {
-	/* Its controls choose the threads counted, as AMD's L3 from 17h. */
+	/*
+	 * Its controls choose the threads counted, and it counts for the
+	 * CPUs of an LLC, as AMD's L3 from 17h.  (The mock keeps one instance
+	 * per package whatever the scope says.)
+	 */
 	{ .name = "mock_uncore_l3", .msr = MOCK_L3_MSR, .pairs = MOCK_L3_PAIRS,
-	  .rdpmc = 10, .uncore = true, .ctl_flags = UNCORE_GUEST_MSR_CORE_SELECT },
+	  .rdpmc = 10, .uncore = true, .ctl_flags = UNCORE_GUEST_MSR_CORE_SELECT,
+	  .scope = UNCORE_GUEST_SCOPE_LLC },
 	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
-	  .rdpmc = 6, .uncore = true },
+	  .rdpmc = 6, .uncore = true, .scope = UNCORE_GUEST_SCOPE_PKG },
 #ifdef PERF_PMU_CAP_MEDIATED_VPMU
 	{ .name = "mock_core" },
 #endif
@@ -226,7 +232,7 @@ static int mock_offer(struct mock_pmu *mp)
 	if (!mp->regs)
 		return -ENOMEM;
 	debugfs_create_file(mp->name, 0400, mock_debugfs, mp, &mock_regs_fops);
-	return uncore_guest_register(&mp->pmu, ranges, 2 * mp->pairs,
+	return uncore_guest_register(&mp->pmu, mp->scope, ranges, 2 * mp->pairs,
 				     &mock_guest_ops);
 }
 

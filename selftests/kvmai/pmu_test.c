@@ -151,10 +151,12 @@ TEST_F(pmu, mock_units_offered)
 	EXPECT_EQ(12, u->ranges);	/* six control/counter pairs */
 	EXPECT_STREQ("", u->vm);
 	EXPECT_TRUE(u->core_select);	/* as AMD's L3 from family 17h */
+	EXPECT_EQ(KVMAI_SCOPE_LLC, u->scope);	/* the CPUs of an L3, as AMD's */
 	u = host_unit(&h, DF);
 	ASSERT_NE(NULL, u);
 	EXPECT_EQ(8, u->ranges);
 	EXPECT_FALSE(u->core_select);
+	EXPECT_EQ(KVMAI_SCOPE_PACKAGE, u->scope);
 }
 
 TEST_F(pmu, whole_package_fences_the_host)
@@ -170,6 +172,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(L3, rec.units[0].name);
 	EXPECT_EQ(12, rec.units[0].ranges);
+	EXPECT_EQ(KVMAI_SCOPE_LLC, rec.units[0].scope);
 	EXPECT_EQ(12, rec.units[0].nmsr);
 	EXPECT_EQ(0xc0010231, rec.units[0].counter_msr);
 	EXPECT_EQ(kt_perf_type(L3), (int)rec.units[0].type);

@@ -72,6 +72,24 @@ std::pair<Json, std::string> u32_list(const AttrSet& set, std::uint16_t type) {
   return {json, text};
 }
 
+// What one instance of a unit counts for; assignments still cover whole
+// packages. Unknown when the kernel does not say (a revoked unit).
+std::optional<std::string> scope_name(std::optional<std::uint32_t> scope) {
+  if (!scope) {
+    return std::nullopt;
+  }
+  switch (*scope) {
+    case KVMAI_SCOPE_PACKAGE:
+      return "package";
+    case KVMAI_SCOPE_DIE:
+      return "die";
+    case KVMAI_SCOPE_LLC:
+      return "llc";
+    default:
+      return std::to_string(*scope);
+  }
+}
+
 // Units of the host's list say which VM has them and carry no MSR
 // ranges; a VM's own units need not name it (JSON has the key either way)
 // and list the MSRs its guest may access.
@@ -83,6 +101,7 @@ void print_unit(Printer& out, const AttrSet& u, UnitsOf of, bool verbose) {
   print_u32(out, "type", u.u32(KVMAI_A_UNIT_TYPE), {" type "});
   print_u32(out, "msr_ranges", u.u32(KVMAI_A_UNIT_MSR_RANGES), {" msr-ranges "});
   print_u32(out, "host_events", u.u32(KVMAI_A_UNIT_HOST_EVENTS), {" host-events "});
+  out.print_opt_string("scope", scope_name(u.u32(KVMAI_A_UNIT_SCOPE)), {" scope "});
   // Such a unit goes only to a VM with every CPU of its packages.
   const bool core_select = u.has(KVMAI_A_UNIT_CORE_SELECT);
   out.print_bool("core_select", core_select, {}, Show::json_only);

@@ -13,12 +13,13 @@ namespace kvmaictl::testing {
 
 // A unit as pmu-host-get lists it: two MSR ranges, no msr nests.
 inline AttrSet unit(const std::string& name, std::uint32_t type, std::uint32_t host_events,
-                    const std::string& vm = "") {
+                    const std::string& vm = "", std::uint32_t scope = KVMAI_SCOPE_DIE) {
   AttrSet u;
   u.put_string(KVMAI_A_UNIT_NAME, name)
       .put_u32(KVMAI_A_UNIT_TYPE, type)
       .put_u32(KVMAI_A_UNIT_MSR_RANGES, 2)
-      .put_u32(KVMAI_A_UNIT_HOST_EVENTS, host_events);
+      .put_u32(KVMAI_A_UNIT_HOST_EVENTS, host_events)
+      .put_u32(KVMAI_A_UNIT_SCOPE, scope);
   if (!vm.empty()) {
     u.put_string(KVMAI_A_UNIT_VM, vm);
   }
@@ -56,6 +57,7 @@ inline AttrSet owned_unit(const std::string& name, std::uint32_t type, std::uint
       .put_u32(KVMAI_A_UNIT_TYPE, type)
       .put_u32(KVMAI_A_UNIT_HOST_EVENTS, host_events)
       .put_u32(KVMAI_A_UNIT_MSR_RANGES, 2)
+      .put_u32(KVMAI_A_UNIT_SCOPE, KVMAI_SCOPE_DIE)
       .put_nested(KVMAI_A_UNIT_MSR, msr_range(ctl, count, false, kCtlMask))
       .put_nested(KVMAI_A_UNIT_MSR, msr_range(ctr, count, true, kCtrMask))
       .put_u32(KVMAI_A_UNIT_HOTPLUG_SCRUBS, hotplug_scrubs);
@@ -85,7 +87,8 @@ inline AttrSet sample_pmu_host() {
       .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_cha_0", 12, 0, "vm2"))
       .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_imc_0", 14, 0, "vm1"))
       .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("uncore_imc_1", 15, 3))
-      .put_nested(KVMAI_A_PMU_HOST_UNIT, unit("amd_l3", 16, 0).put_flag(KVMAI_A_UNIT_CORE_SELECT));
+      .put_nested(KVMAI_A_PMU_HOST_UNIT,
+                  unit("amd_l3", 16, 0, "", KVMAI_SCOPE_LLC).put_flag(KVMAI_A_UNIT_CORE_SELECT));
   return h;
 }
 

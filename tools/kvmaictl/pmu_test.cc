@@ -89,13 +89,14 @@ TEST(Pmu, ShowHostThenEveryVmText) {
                          "    core fences 1 include-guest-events 2\n"
                          "    conflict cpu 0 pmu cpu config 0x3c held by the kernel\n"
                          "    conflict cpu 3 pmu cpu config 0xc0 held by pid 4242 (perf)\n"));
-  EXPECT_THAT(r.out,
-              HasSubstr("\n    unit uncore_imc_1 type 15 msr-ranges 2 host-events 3 vm -\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("\n    unit uncore_imc_1 type 15 msr-ranges 2 host-events 3 scope die vm -\n"));
   EXPECT_THAT(r.out, HasSubstr("\n    unit amd_l3 type 16 msr-ranges 2 host-events 0 "
-                               "core-select vm -\n"));
+                               "scope llc core-select vm -\n"));
   EXPECT_THAT(r.out, HasSubstr("\nvm vm2 core no cpus 16-47 shared yes pid 4300 bind-socket yes "
                                "packages 0,1\n    unit uncore_cha_0 type 12 msr-ranges 2 "
-                               "host-events 0 offline-packages 1 hotplug-scrubs 2\n"));
+                               "host-events 0 scope die offline-packages 1 hotplug-scrubs 2\n"));
 }
 
 TEST(Pmu, ShowJson) {
@@ -127,6 +128,8 @@ TEST(Pmu, ShowJson) {
   EXPECT_FALSE(j["host"]["unit"][0].contains("msr"));
   EXPECT_EQ(j["host"]["unit"][0]["core_select"], false);
   EXPECT_EQ(j["host"]["unit"][3]["core_select"], true);
+  EXPECT_EQ(j["host"]["unit"][0]["scope"], "die");
+  EXPECT_EQ(j["host"]["unit"][3]["scope"], "llc");
 }
 
 // -v: each VM unit's MSR ranges, a line each under the unit; the host's
@@ -136,14 +139,15 @@ TEST(Pmu, ShowVerboseListsMsrRanges) {
   const auto r = run_cli(cat({"-v", "pmu", "show"}, roots("pmu-server")), sample(log));
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_TRUE(matches_golden("pmu.show.verbose.txt", r.out));
-  EXPECT_THAT(r.out,
-              HasSubstr("\n    unit amd_l3 type 16 msr-ranges 2 host-events 0 core-select vm -\n"
-                        "\nvm vm1 "));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("\n    unit amd_l3 type 16 msr-ranges 2 host-events 0 scope llc core-select vm -\n"
+                "\nvm vm1 "));
   const auto vm = run_cli({"--verbose", "pmu", "show", "vm1"}, sample(log));
   ASSERT_EQ(vm.rc, kExitOk) << vm.err;
   EXPECT_EQ(vm.out,
             "vm vm1 core yes cpus 0-31 shared no pid 4242 bind-socket no packages 0\n"
-            "    unit uncore_imc_0 type 14 msr-ranges 2 host-events 0\n"
+            "    unit uncore_imc_0 type 14 msr-ranges 2 host-events 0 scope die\n"
             "        msr 0xc0010230 count 1 write mask 0x0000ff00004fffff\n"
             "        msr 0xc0010231 count 1 read write mask 0x0000ffffffffffff\n");
   // -j prints the same with and without -v.
@@ -169,7 +173,7 @@ TEST(Pmu, ShowVerboseIncompleteMsrRanges) {
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_EQ(r.out,
             "vm vm8 core no cpus - shared no pid - bind-socket no packages -\n"
-            "    unit amd_l3 type - msr-ranges 3 host-events -\n"
+            "    unit amd_l3 type - msr-ranges 3 host-events - scope -\n"
             "        msr 0xc0010231 count 1 read\n"
             "        msr 0x10 count - write mask ?\n"
             "        msr ? count -\n");
@@ -203,11 +207,11 @@ TEST(Pmu, JsonSchemaIsStable) {
              "nmi_watchdog": false, "core_fences": null, "core_include_guest_events": null,
              "conflict": [{"cpu": 5, "pmu": null, "config": null, "pid": null, "comm": null}],
              "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
-                       "core_select": false, "vm": null}]},
+                       "scope": null, "core_select": false, "vm": null}]},
     "vms": [{"vm": "vm8", "core": false, "cpus": null, "shared": false, "pid": null,
              "bind_socket": false, "package": [],
              "unit": [{"name": "amd_l3", "type": null, "msr_ranges": null, "host_events": null,
-                       "core_select": false, "vm": null, "offline_package": [],
+                       "scope": null, "core_select": false, "vm": null, "offline_package": [],
                        "hotplug_scrubs": null,
                        "msr": [{"base": null, "count": null, "read": false, "write": false,
                                  "write_mask": null}]}]},
@@ -247,7 +251,7 @@ TEST(Pmu, ShowVmIsADoWithoutTheHost) {
   EXPECT_EQ(log->requests.at(0).str(KVMAI_A_PMU_VM), "vm1");
   EXPECT_EQ(r.out,
             "vm vm1 core yes cpus 0-31 shared no pid 4242 bind-socket no packages 0\n"
-            "    unit uncore_imc_0 type 14 msr-ranges 2 host-events 0\n");
+            "    unit uncore_imc_0 type 14 msr-ranges 2 host-events 0 scope die\n");
   const auto j = run_cli({"-j", "pmu", "show", "vm1"}, sample(log));
   EXPECT_FALSE(nlohmann::json::parse(j.out).contains("host"));
 }
@@ -349,15 +353,15 @@ TEST(Pmu, AssignVerbosePrintsMsrRanges) {
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_EQ(r.out,
             "vm vm2 core no cpus 16-47 shared yes pid 4300 bind-socket yes packages 0,1\n"
-            "    unit uncore_cha_0 type 12 msr-ranges 2 host-events 0 offline-packages 1 "
+            "    unit uncore_cha_0 type 12 msr-ranges 2 host-events 0 scope die offline-packages 1 "
             "hotplug-scrubs 2\n"
             "        msr 0xe01 count 4 write mask 0x0000ff00004fffff\n"
             "        msr 0xe08 count 4 read write mask 0x0000ffffffffffff\n");
   // Without -v the unit line alone.
   const auto plain =
       run_cli({"pmu", "assign", "vm2", "uncore_cha_0"}, assigning(log, testing::sample_pmu_vm2()));
-  EXPECT_THAT(plain.out,
-              ::testing::EndsWith(" host-events 0 offline-packages 1 hotplug-scrubs 2\n"));
+  EXPECT_THAT(plain.out, ::testing::EndsWith(
+                             " host-events 0 scope die offline-packages 1 hotplug-scrubs 2\n"));
 }
 
 TEST(Pmu, AssignMinimalSendsOnlyWhatIsGiven) {

@@ -33,6 +33,16 @@ struct uncore_guest_res;
  */
 #define UNCORE_GUEST_MSR_CORE_SELECT	BIT(3)
 
+/*
+ * The CPUs one instance of a unit counts for.  A reservation covers whole
+ * packages, so it owns every instance of its packages whatever the scope.
+ */
+enum uncore_guest_scope {
+	UNCORE_GUEST_SCOPE_PKG,		/* a package */
+	UNCORE_GUEST_SCOPE_DIE,		/* a die (AMD: a node) */
+	UNCORE_GUEST_SCOPE_LLC,		/* the CPUs of a last-level cache */
+};
+
 struct uncore_guest_msr_range {
 	u32 base;		/* first MSR */
 	u32 nr;			/* number of consecutive MSRs */
@@ -63,6 +73,7 @@ struct uncore_guest_unit_info {
 	unsigned long host_events;	/* open host events, all packages */
 	bool reserved;			/* on at least one package */
 	bool core_select;		/* UNCORE_GUEST_MSR_CORE_SELECT ranges */
+	enum uncore_guest_scope scope;
 };
 
 typedef int (*uncore_guest_unit_fn_t)(const struct uncore_guest_unit_info *info,
@@ -70,7 +81,7 @@ typedef int (*uncore_guest_unit_fn_t)(const struct uncore_guest_unit_info *info,
 
 #if IS_ENABLED(CONFIG_PERF_UNCORE_GUEST)
 /* Providers: uncore PMU drivers. */
-int uncore_guest_register(struct pmu *pmu,
+int uncore_guest_register(struct pmu *pmu, enum uncore_guest_scope scope,
 			  const struct uncore_guest_msr_range *ranges,
 			  unsigned int nr_ranges,
 			  const struct uncore_guest_ops *ops);
@@ -109,6 +120,7 @@ unsigned int uncore_guest_res_hotplug_scrubs(struct uncore_guest_res *res);
  * KVM finds no unit; nothing else can be reached without a reservation.
  */
 static inline int uncore_guest_register(struct pmu *pmu,
+					enum uncore_guest_scope scope,
 					const struct uncore_guest_msr_range *ranges,
 					unsigned int nr_ranges,
 					const struct uncore_guest_ops *ops)

@@ -207,6 +207,7 @@ struct kt_unit {
 	uint32_t counter_msr;	/* first readable one: drivers pass reads of counters only */
 	uint32_t offline_pkgs;	/* bit N: reserved package N has no online CPU (pmu-get) */
 	bool core_select;	/* its controls choose the cores it counts */
+	uint32_t scope;		/* enum kvmai_scope, 0 when not reported */
 	int64_t hotplug_scrubs;	/* -1 when not reported */
 };
 

@@ -42,6 +42,7 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 	u->ranges = kt_get_u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
 	u->host_events = kt_get_u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
 	u->core_select = !!tb[KVMAI_A_UNIT_CORE_SELECT];
+	u->scope = kt_get_u32(tb[KVMAI_A_UNIT_SCOPE]);
 	if (tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS])
 		u->hotplug_scrubs = kt_get_u32(tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS]);
 }

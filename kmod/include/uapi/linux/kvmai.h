@@ -62,6 +62,20 @@ enum kvmai_state {
 };
 
 /**
+ * enum kvmai_scope - The CPUs one instance of an uncore unit counts for.
+ *   Assignments cover whole packages, so a VM owns every instance in its
+ *   packages.
+ * @KVMAI_SCOPE_PACKAGE: A package (socket).
+ * @KVMAI_SCOPE_DIE: A die; on AMD, a node (a die of multi-die packages).
+ * @KVMAI_SCOPE_LLC: The CPUs of one last-level cache (AMD's L3 complex).
+ */
+enum kvmai_scope {
+	KVMAI_SCOPE_PACKAGE = 1,
+	KVMAI_SCOPE_DIE,
+	KVMAI_SCOPE_LLC,
+};
+
+/**
  * enum kvmai_path_type - Where the traffic between two members turns around.
  * @KVMAI_PATH_TYPE_SWITCH: In a PCIe switch below the root complex.
  * @KVMAI_PATH_TYPE_HOST_BRIDGE: Between root ports of one host bridge: the
@@ -174,6 +188,7 @@ enum {
 	KVMAI_A_UNIT_OFFLINE_PACKAGE,
 	KVMAI_A_UNIT_HOTPLUG_SCRUBS,
 	KVMAI_A_UNIT_CORE_SELECT,
+	KVMAI_A_UNIT_SCOPE,
 
 	__KVMAI_A_UNIT_MAX,
 	KVMAI_A_UNIT_MAX = (__KVMAI_A_UNIT_MAX - 1)
