@@ -48,13 +48,22 @@ static u32 kvmai_scope(enum uncore_guest_scope scope)
 	}
 }
 
+/* What the registry says of a unit, in both the host's and a VM's view. */
+static int kvmai_put_unit_info(struct sk_buff *msg,
+			       const struct uncore_guest_unit_info *u)
+{
+	if (nla_put_u32(msg, KVMAI_A_UNIT_TYPE, u->type) ||
+	    nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, u->host_events) ||
+	    nla_put_u32(msg, KVMAI_A_UNIT_SCOPE, kvmai_scope(u->scope)) ||
+	    (u->core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT)))
+		return -EMSGSIZE;
+	return 0;
+}
+
 /* The registry's view of one unit, found by name. */
 struct kvmai_unit_lookup {
 	const char *name;
-	int type;
-	unsigned long host_events;
-	bool core_select;
-	enum uncore_guest_scope scope;
+	struct uncore_guest_unit_info info;
 };
 
 static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
@@ -63,10 +72,7 @@ static int kvmai_unit_match(const struct uncore_guest_unit_info *u, void *data)
 
 	if (strcmp(u->name, l->name))
 		return 0;
-	l->type = u->type;
-	l->host_events = u->host_events;
-	l->core_select = u->core_select;
-	l->scope = u->scope;
+	l->info = *u;
 	return 1;
 }
 
@@ -80,10 +86,7 @@ static int kvmai_fill_unit(struct sk_buff *msg, struct kvmai_pmu_unit *unit)
 		return -EMSGSIZE;
 	/* A revoked unit is no longer in the registry: no type then. */
 	if (uncore_guest_list_units(kvmai_unit_match, &l) == 1 &&
-	    (nla_put_u32(msg, KVMAI_A_UNIT_TYPE, l.type) ||
-	     nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, l.host_events) ||
-	     nla_put_u32(msg, KVMAI_A_UNIT_SCOPE, kvmai_scope(l.scope)) ||
-	     (l.core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT))))
+	    kvmai_put_unit_info(msg, &l.info))
 		return -EMSGSIZE;
 	if (kvmai_fill_ranges(msg, unit->res))
 		return -EMSGSIZE;
@@ -162,11 +165,8 @@ static int kvmai_fill_host_unit(const struct uncore_guest_unit_info *u, void *da
 
 	if (!nest ||
 	    nla_put_string(msg, KVMAI_A_UNIT_NAME, u->name) ||
-	    nla_put_u32(msg, KVMAI_A_UNIT_TYPE, u->type) ||
 	    nla_put_u32(msg, KVMAI_A_UNIT_MSR_RANGES, u->nr_ranges) ||
-	    nla_put_u32(msg, KVMAI_A_UNIT_HOST_EVENTS, u->host_events) ||
-	    nla_put_u32(msg, KVMAI_A_UNIT_SCOPE, kvmai_scope(u->scope)) ||
-	    (u->core_select && nla_put_flag(msg, KVMAI_A_UNIT_CORE_SELECT)) ||
+	    kvmai_put_unit_info(msg, u) ||
 	    (owner && nla_put_string(msg, KVMAI_A_UNIT_VM, owner)))
 		return -EMSGSIZE;
 	nla_nest_end(msg, nest);

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "kvmai_group.h"
+
 namespace kvmaictl {
 namespace {
 
@@ -75,19 +77,12 @@ std::pair<Json, std::string> u32_list(const AttrSet& set, std::uint16_t type) {
 // What one instance of a unit counts for; assignments still cover whole
 // packages. Unknown when the kernel does not say (a revoked unit).
 std::optional<std::string> scope_name(std::optional<std::uint32_t> scope) {
+  static const EnumNames names{
+      {KVMAI_SCOPE_PACKAGE, "package"}, {KVMAI_SCOPE_DIE, "die"}, {KVMAI_SCOPE_LLC, "llc"}};
   if (!scope) {
     return std::nullopt;
   }
-  switch (*scope) {
-    case KVMAI_SCOPE_PACKAGE:
-      return "package";
-    case KVMAI_SCOPE_DIE:
-      return "die";
-    case KVMAI_SCOPE_LLC:
-      return "llc";
-    default:
-      return std::to_string(*scope);
-  }
+  return enum_name(names, *scope);
 }
 
 // Units of the host's list say which VM has them and carry no MSR
