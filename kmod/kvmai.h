@@ -148,7 +148,7 @@ struct kvmai_pmu_vm {
 	cpumask_var_t cpus;
 	bool has_cpus;
 	bool shared;
-	struct pid *pid;		/* VMM allowed to attach in KVM; set with units */
+	struct pid *pid;		/* the VMM the units are for, as told; set with units */
 	u32 owner_portid;		/* nonzero: released when that socket closes */
 	possible_net_t owner_net;
 };
@@ -170,7 +170,7 @@ struct kvmai_pmu_req {
 	possible_net_t owner_net;
 };
 
-/* pmu.c: everything but destroy and release_owner requires kvmai_lock. */
+/* pmu.c: everything but destroy, release_owner and unit_file requires kvmai_lock. */
 struct genl_info;
 struct sk_buff;
 
@@ -185,6 +185,11 @@ int kvmai_pmu_release(struct kvmai_pmu_vm *pvm, bool core, const char *const *un
 void kvmai_pmu_vm_release_all(struct kvmai_pmu_vm *pvm, const char *why);
 void kvmai_pmu_release_owner(struct net *net, u32 portid);
 void kvmai_pmu_destroy(void);
+struct file *kvmai_pmu_unit_file(const char *vm, const char *unit);
+
+/* pmu_dev.c: /dev/kvmai */
+int kvmai_dev_register(void);
+void kvmai_dev_unregister(void);
 
 /* pmu_core.c: the core PMU through the perf guest-owner interface. */
 int kvmai_pmu_core_fence(struct netlink_ext_ack *extack);

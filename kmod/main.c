@@ -6,7 +6,8 @@
  * file: netlink.c (requests), group.c (P2P groups), plan.c (which ports,
  * which bits), acs.c (ports and ACS writes), topo.c (the live PCI tree),
  * notify.c (unbind, removal, owner exit), debugfs.c, and for PMU ownership
- * pmu.c (who owns what), pmu_core.c (the core PMU) and pmu_nl.c; counters.c
+ * pmu.c (who owns what), pmu_core.c (the core PMU), pmu_nl.c and pmu_dev.c
+ * (/dev/kvmai, which hands out reservation handles); counters.c
  * and ctrdev.c map uncore counter pages into the VM owning their unit.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -31,9 +32,17 @@ static int __init kvmai_init(void)
 		kvmai_notifiers_unregister();
 		return ret;
 	}
+	ret = kvmai_dev_register();
+	if (ret) {
+		pr_err("cannot register /dev/kvmai: %d\n", ret);
+		kvmai_counters_exit();
+		kvmai_notifiers_unregister();
+		return ret;
+	}
 	ret = kvmai_nl_register();
 	if (ret) {
 		pr_err("cannot register generic netlink family: %d\n", ret);
+		kvmai_dev_unregister();
 		kvmai_counters_exit();
 		kvmai_notifiers_unregister();
 		return ret;
@@ -47,6 +56,7 @@ static void __exit kvmai_exit(void)
 {
 	/* First, so that no request can run during or after the teardown. */
 	kvmai_nl_unregister();
+	kvmai_dev_unregister();
 	kvmai_test_unload_delay();
 	kvmai_debugfs_exit();
 	kvmai_notifiers_unregister();

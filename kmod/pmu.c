@@ -11,7 +11,9 @@
  * registry (the kernel's, or compat/uncore_guest.c on kernels without it)
  * for the packages of the VM's CPUs, which must be whole unless the
  * operator says the packages are shared.  The registry then refuses host
- * events there and lets the named VMM process attach its VM in KVM.
+ * events there.  The operator takes a handle (a file) of the reservation
+ * from /dev/kvmai (pmu_dev.c) and gives it to the VMM, which attaches its
+ * VM with it in KVM.
  *
  * Everything here runs under kvmai_lock.  Lock order: kvmai_lock -> the
  * registry's mutex.  The registry calls kvmai_pmu_revoked() under its own
@@ -212,7 +214,7 @@ static struct kvmai_pmu_vm *kvmai_pmu_vm_new(const struct kvmai_pmu_req *req)
 		cpumask_copy(pvm->cpus, req->cpus);
 	pvm->has_cpus = req->has_cpus;
 	pvm->shared = req->shared;
-	/* Only units need a VMM to attach them; core-only records have none. */
+	/* Only units are for a VMM; core-only records have none. */
 	if (req->nr_units || req->pid_given)
 		pvm->pid = get_pid(req->pid);
 	pvm->owner_portid = req->owner_portid;
@@ -267,8 +269,7 @@ static int kvmai_pmu_reserve(struct kvmai_pmu_vm *pvm, const char *name,
 		return -ENOMEM;
 	strscpy(unit->name, name);
 	unit->vm = pvm->vm;
-	unit->res = uncore_guest_reserve(name, pvm->cpus, pvm->pid,
-					 kvmai_pmu_revoked, unit);
+	unit->res = uncore_guest_reserve(name, pvm->cpus, kvmai_pmu_revoked, unit);
 	if (IS_ERR(unit->res)) {
 		ret = PTR_ERR(unit->res);
 		kvmai_pmu_reserve_error(name, ret, extack);
@@ -469,6 +470,30 @@ void kvmai_pmu_release_owner(struct net *net, u32 portid)
 	list_for_each_entry_safe(pvm, tmp, &kvmai_pmu_vms, node)
 		if (pvm->owner_portid == portid && net_eq(read_pnet(&pvm->owner_net), net))
 			kvmai_pmu_vm_release_all(pvm, "released: owner socket closed");
+}
+
+/**
+ * kvmai_pmu_unit_file - a handle on the reservation of a VM's unit
+ * @vm: the VM's record
+ * @name: the unit
+ *
+ * Return: a new file of the registry (uncore_guest_res_file()), or
+ * ERR_PTR(-ENOENT) if @vm has no record or it holds no unit @name,
+ * -ENODEV if the unit's driver took it back.
+ */
+struct file *kvmai_pmu_unit_file(const char *vm, const char *name)
+{
+	struct kvmai_pmu_unit *unit;
+	struct kvmai_pmu_vm *pvm;
+
+	guard(mutex)(&kvmai_lock);
+	pvm = kvmai_pmu_vm_find(vm);
+	unit = pvm ? kvmai_pmu_unit_find(pvm, name) : NULL;
+	if (!unit)
+		return ERR_PTR(-ENOENT);
+	if (READ_ONCE(unit->revoked))
+		return ERR_PTR(-ENODEV);
+	return uncore_guest_res_file(unit->res);
 }
 
 void kvmai_pmu_destroy(void)

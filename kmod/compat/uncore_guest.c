@@ -5,8 +5,11 @@
  * Uncore drivers register the units whose registers a guest could own.  A
  * reservation covers whole packages of one unit: while it exists the host
  * cannot open events on those packages, and it cannot be taken while host
- * events are open there.  One VMM process, named at reservation time, may
- * then attach its VM so that KVM stops intercepting the unit's counters.
+ * events are open there.  The owner hands the reservation out as a file
+ * (uncore_guest_res_file()); whoever holds it, normally the VMM the owner
+ * gave it to, may attach one VM so that KVM stops intercepting the unit's
+ * counters.  The file keeps only the memory of the reservation: once the
+ * owner releases it, attaching with the file fails.
  * The unit's registers are cleared when a reservation starts and when it
  * ends, so that neither the host nor the next tenant reads what the last
  * one counted, and no control the guest programmed keeps counting.
@@ -29,17 +32,18 @@
  * guest's register accesses (uncore_guest_res_read/write()) against the
  * end of the reservation.
  */
+#include <linux/anon_inodes.h>
 #include <linux/bitmap.h>
 #include <linux/cleanup.h>
 #include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/export.h>
+#include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/perf_event.h>
-#include <linux/pid.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -72,7 +76,6 @@ struct uncore_guest_res {
 	unsigned long *pkgs;
 	cpumask_var_t cpus;			/* the owner's, as reserved */
 	unsigned int hotplug_scrubs;
-	struct pid *vmm;
 	struct uncore_guest_msr_range *ranges;	/* the unit's, copied */
 	unsigned int nr_ranges;
 	uncore_guest_revoke_t revoke;		/* owner */
@@ -101,16 +104,6 @@ static struct uncore_guest_unit *unit_by_name(const char *name)
 
 	list_for_each_entry(unit, &uncore_guest_units, node)
 		if (unit->pmu->name && !strcmp(unit->pmu->name, name))
-			return unit;
-	return NULL;
-}
-
-static struct uncore_guest_unit *unit_by_type(int type)
-{
-	struct uncore_guest_unit *unit;
-
-	list_for_each_entry(unit, &uncore_guest_units, node)
-		if (unit->pmu->type == type)
 			return unit;
 	return NULL;
 }
@@ -218,7 +211,6 @@ static void res_free(struct kref *kref)
 {
 	struct uncore_guest_res *res = container_of(kref, typeof(*res), kref);
 
-	put_pid(res->vmm);
 	bitmap_free(res->pkgs);
 	free_cpumask_var(res->cpus);
 	kfree(res->ranges);
@@ -393,7 +385,6 @@ EXPORT_SYMBOL_GPL(uncore_guest_event_init);
  * uncore_guest_reserve - give a unit's packages to a guest
  * @name: perf PMU name of the unit
  * @cpus: CPUs whose packages are reserved
- * @vmm: the process allowed to attach a VM (uncore_guest_attach())
  * @revoke: called, under the registry's mutex, if the unit goes away
  * @data: for @revoke
  *
@@ -413,7 +404,6 @@ EXPORT_SYMBOL_GPL(uncore_guest_event_init);
  */
 struct uncore_guest_res *uncore_guest_reserve(const char *name,
 					      const struct cpumask *cpus,
-					      struct pid *vmm,
 					      uncore_guest_revoke_t revoke,
 					      void *data)
 {
@@ -439,7 +429,6 @@ struct uncore_guest_res *uncore_guest_reserve(const char *name,
 	cpumask_copy(res->cpus, cpus);
 	for_each_cpu(cpu, cpus)
 		__set_bit(topology_logical_package_id(cpu), res->pkgs);
-	res->vmm = get_pid(vmm);
 	res->revoke = revoke;
 	res->revoke_data = data;
 
@@ -542,38 +531,83 @@ int uncore_guest_list_units(uncore_guest_unit_fn_t fn, void *data)
 }
 EXPORT_SYMBOL_GPL(uncore_guest_list_units);
 
-/**
- * uncore_guest_attach - let a VM use a reservation made for its VMM
- * @type: perf PMU type of the unit
- * @vmm: the calling VMM process
- * @revoke: called, under the registry's mutex, when the reservation ends
- * @data: for @revoke
- *
- * Return: the reservation, or ERR_PTR(-ENODEV) for an unknown unit, -EPERM
- * if no reservation names @vmm, -EBUSY if a VM is already attached.
- */
-struct uncore_guest_res *uncore_guest_attach(int type, struct pid *vmm,
-					     uncore_guest_revoke_t revoke,
-					     void *data)
+static int res_file_release(struct inode *inode, struct file *file)
 {
-	struct uncore_guest_unit *unit;
-	struct uncore_guest_res *res;
+	struct uncore_guest_res *res = file->private_data;
+
+	kref_put(&res->kref, res_free);
+	return 0;
+}
+
+static const struct file_operations res_fops = {
+	.owner = THIS_MODULE,
+	.release = res_file_release,
+};
+
+/**
+ * uncore_guest_res_file - a handle on a reservation, for its VMM
+ * @res: from uncore_guest_reserve()
+ *
+ * The owner installs the file in a descriptor it gives to the VMM, which
+ * passes it to KVM to attach its VM.  The file keeps @res allocated, not
+ * reserved: once the owner releases @res, attaching with it fails.
+ *
+ * Return: a new file, or an ERR_PTR().
+ */
+struct file *uncore_guest_res_file(struct uncore_guest_res *res)
+{
+	struct file *file;
+
+	kref_get(&res->kref);
+	file = anon_inode_getfile("[uncore_guest]", &res_fops, res, O_RDWR);
+	if (IS_ERR(file))
+		kref_put(&res->kref, res_free);
+	return file;
+}
+EXPORT_SYMBOL_GPL(uncore_guest_res_file);
+
+/**
+ * uncore_guest_file_res - the reservation of a file
+ * @file: any file
+ *
+ * Return: the reservation @file is a handle of, valid as long as @file is,
+ * or NULL if @file is not one of uncore_guest_res_file().
+ */
+struct uncore_guest_res *uncore_guest_file_res(struct file *file)
+{
+	return file->f_op == &res_fops ? file->private_data : NULL;
+}
+EXPORT_SYMBOL_GPL(uncore_guest_file_res);
+
+/**
+ * uncore_guest_attach - let a VM use a reservation
+ * @res: from uncore_guest_file_res(), on a file the VMM was given
+ * @revoke: called, under the registry's mutex, when the reservation ends
+ * @data: for @revoke; identifies the VM
+ *
+ * On success, the VM holds @res until uncore_guest_detach().
+ *
+ * Return: 0, -ENODEV if the reservation ended, -EBUSY if another VM is
+ * attached to it, -EEXIST if the VM is attached to it or to another
+ * reservation of the same unit.
+ */
+int uncore_guest_attach(struct uncore_guest_res *res,
+			uncore_guest_revoke_t revoke, void *data)
+{
+	struct uncore_guest_res *other;
 
 	guard(mutex)(&uncore_guest_mutex);
-	unit = unit_by_type(type);
-	if (!unit)
-		return ERR_PTR(-ENODEV);
-	list_for_each_entry(res, &unit->reservations, node) {
-		if (res->vmm != vmm)
-			continue;
-		if (res->kvm_revoke)
-			return ERR_PTR(-EBUSY);
-		res->kvm_revoke = revoke;
-		res->kvm_data = data;
-		kref_get(&res->kref);
-		return res;
-	}
-	return ERR_PTR(-EPERM);
+	if (!res->unit)
+		return -ENODEV;
+	if (res->kvm_revoke)
+		return res->kvm_data == data ? -EEXIST : -EBUSY;
+	list_for_each_entry(other, &res->unit->reservations, node)
+		if (other->kvm_revoke && other->kvm_data == data)
+			return -EEXIST;
+	res->kvm_revoke = revoke;
+	res->kvm_data = data;
+	kref_get(&res->kref);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(uncore_guest_attach);
 

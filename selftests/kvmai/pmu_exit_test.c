@@ -10,8 +10,9 @@
  *
  *  - intercepted: the MSR is unknown to KVM and goes to userspace, N exits;
  *  - passed through (KVM_CAP_X86_UNCORE_PASSTHROUGH, kvm-ai series) after
- *    kvmai reserved the unit for this process: reads do not exit, while
- *    writes to its control MSR still do, handled and checked by KVM;
+ *    kvmai reserved the unit and the VMM attached with the reservation's
+ *    handle from /dev/kvmai: reads do not exit, while writes to its control
+ *    MSR still do, handled and checked by KVM;
  *  - after kvmai releases the unit, reads exit again.
  *
  * And the capability's contract, on the mock unit, whose registers the mock
@@ -22,6 +23,8 @@
  *    released (what the guest programmed);
  *  - no guest write lands after the owner's release returned, while the
  *    guest writes without pause (1000 rounds);
+ *  - the handle is the authority: only CAP_SYS_ADMIN gets one, any process
+ *    holding it attaches one VM, and it attaches nothing once released;
  *  - the host's and the VMM's PMU policy refuse an attach;
  *  - what a stock guest's uncore driver reads with: RDPMC of the unit's
  *    index answered (one exit each) while attached, #GP otherwise.
@@ -31,21 +34,25 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
 #include <linux/kvmai.h>
+#include <linux/kvmai_dev.h>
 
 #include "kselftest_harness.h"
 #include "lib/kvmai_test.h"
 
 
+#define VM "exit-test"		/* the PMU record the cases reserve with */
 #define LOOPS 1000
 #define CYCLES 100
 #define RACE_ROUNDS 1000
@@ -90,7 +97,7 @@ FIXTURE_SETUP(exits)
 
 FIXTURE_TEARDOWN(exits)
 {
-	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "exit-test" };
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = VM };
 
 	kt_vm_destroy(&self->vm);
 	if (!access(KVM_PARAM, W_OK))
@@ -103,7 +110,7 @@ FIXTURE_TEARDOWN(exits)
 
 static int reserve_l3(FIXTURE_DATA(exits) *self)
 {
-	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "exit-test",
+	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = VM,
 				  .units = { KT_MOCK_L3 }, .cpus = self->pkg0 };
 
 	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL,
@@ -130,7 +137,7 @@ static const char *mock_unusable(FIXTURE_DATA(exits) *self)
 
 static int release_l3(FIXTURE_DATA(exits) *self)
 {
-	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "exit-test" };
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = VM };
 
 	return kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
 }
@@ -162,8 +169,7 @@ TEST_F(exits, intercepted_uncore_reads_exit)
 
 TEST_F(exits, owned_uncore_counter_reads_do_not_exit)
 {
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_UNCORE_PASSTHROUGH };
-	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "exit-test" };
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = VM };
 	struct kt_counts before, pass, ctl, after;
 
 	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
@@ -172,14 +178,11 @@ TEST_F(exits, owned_uncore_counter_reads_do_not_exit)
 		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &before));
 
-	/* Not reserved for us yet: KVM must refuse. */
-	cap.args[0] = kt_perf_type(KT_MOCK_L3);
-	ASSERT_LE(0, (int)cap.args[0]);
-	EXPECT_EQ(-1, ioctl(self->vm.fd, KVM_ENABLE_CAP, &cap));
-	EXPECT_EQ(EPERM, errno);
+	/* Not reserved yet: there is no handle to attach with. */
+	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, ioctl(self->vm.fd, KVM_ENABLE_CAP, &cap)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &pass));
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTL0, LOOPS, true, &ctl));
 
@@ -210,16 +213,16 @@ TEST_F(exits, detach_intercepts_again_and_frees_the_slot)
 
 	NEED_MOCK_UNIT();
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, KT_MOCK_L3, true));
+	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, true));
 	for (i = 0; i < CYCLES; i++) {
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false)) TH_LOG("attach %d", i);
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false)) TH_LOG("attach %d", i);
 		if (!i)
-			EXPECT_EQ(-EEXIST, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, true)) TH_LOG("detach %d", i);
+			EXPECT_EQ(-EEXIST, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, true)) TH_LOG("detach %d", i);
 	}
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &pass));
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, true));
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, true));
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &after));
 	TH_LOG("after %d attach/detach cycles, %u reads: %llu exits attached, %llu detached",
 	       CYCLES, LOOPS, (unsigned long long)pass.exits, (unsigned long long)after.exits);
@@ -237,7 +240,7 @@ TEST_F(exits, revoked_units_give_their_slot_back)
 	/* A VM holds 8 units at most: each round's revoked unit must leave. */
 	for (i = 0; i < CYCLES; i++) {
 		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %d: %s", i, self->ext);
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false)) TH_LOG("round %d", i);
 		ASSERT_EQ(0, release_l3(self));
 	}
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &c));
@@ -260,7 +263,7 @@ TEST_F(exits, unit_scrubbed_on_reserve_and_release)
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
 	EXPECT_EQ(0, mock_reg(KT_MOCK_L3_CTR0, NULL)) TH_LOG("host's count not scrubbed");
 
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTL0, 1, KT_WRMSR, MOCK_CTL_VALUE, &c));
 	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c));
 	EXPECT_EQ(MOCK_CTL_VALUE, mock_reg(KT_MOCK_L3_CTL0, NULL));
@@ -309,7 +312,7 @@ TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 	EXPECT_TRUE(c.gp);
 
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c));
 	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, LOOPS, KT_RDPMC, 0, &c));
 	TH_LOG("%u RDPMC %d while attached: %llu exits, %u to userspace, read 0x%llx",
@@ -340,7 +343,7 @@ TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 	for (round = 0; round < RACE_ROUNDS && !w.err; round++) {
 		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %u: %s", round, self->ext);
 		mock_reg(KT_MOCK_L3_CTR0, &before);
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false)) TH_LOG("round %u", round);
+		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false)) TH_LOG("round %u", round);
 		/* Release only while the guest's stores reach the unit. */
 		deadline = ms_now() + 5000;
 		do {
@@ -368,6 +371,90 @@ TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 	EXPECT_EQ(0, late);
 }
 
+/* In a child: 0 if it could take a handle after dropping to uid 65534. */
+static int handle_as_nobody(int dev)
+{
+	struct kvmai_unit_fd req = { .vm = VM, .unit = KT_MOCK_L3 };
+	pid_t pid = fork();
+	int status;
+
+	if (!pid) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		_exit(ioctl(dev, KVMAI_UNIT_FD, &req) < 0 && errno == EPERM ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status) == 1 ? -EPERM : WEXITSTATUS(status) ? -1 : 0;
+}
+
+/* In a child: its own VM, attached with the handle it inherited. */
+static int attach_in_child(int fd)
+{
+	pid_t pid = fork();
+	struct kt_vm vm;
+	int status, ret;
+
+	if (!pid) {
+		if (kt_vm_create(&vm))
+			_exit(100);
+		ret = kt_vm_uncore_fd(&vm, fd, false);
+		kt_vm_destroy(&vm);
+		_exit(-ret);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return -WEXITSTATUS(status);
+}
+
+/*
+ * KVM asks no process for its pid: holding a handle is what allows an
+ * attach, for one VM at a time, while the reservation lasts.  Handles go
+ * to CAP_SYS_ADMIN only, even through an open /dev/kvmai.
+ */
+TEST_F(exits, the_handle_is_the_authority)
+{
+	struct kvmai_unit_fd bad = { .flags = 1, .vm = VM, .unit = KT_MOCK_L3 };
+	struct kt_vm other;
+	int dev, fd, stale;
+
+	NEED_MOCK_UNIT();
+	EXPECT_EQ(-ENOENT, kt_unit_fd(VM, KT_MOCK_L3));
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-ENOENT, kt_unit_fd(VM, "mock_uncore_df"));
+	EXPECT_EQ(-ENOENT, kt_unit_fd("no-such-vm", KT_MOCK_L3));
+	dev = open(KVMAI_DEV_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, dev) TH_LOG(KVMAI_DEV_PATH ": %s", strerror(errno));
+	EXPECT_EQ(-1, ioctl(dev, KVMAI_UNIT_FD, &bad));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-EPERM, handle_as_nobody(dev));
+	close(dev);
+
+	fd = kt_unit_fd(VM, KT_MOCK_L3);
+	ASSERT_LE(0, fd) TH_LOG("handle: %d", fd);
+	/* Another process, with the handle: its VM attaches... */
+	EXPECT_EQ(0, attach_in_child(fd));
+	/* ...and, once that VM is gone, ours, but not a second one. */
+	ASSERT_EQ(0, kt_vm_uncore_fd(&self->vm, fd, false));
+	ASSERT_EQ(0, kt_vm_create(&other));
+	EXPECT_EQ(-EBUSY, kt_vm_uncore_fd(&other, fd, false));
+	EXPECT_EQ(-ENOENT, kt_vm_uncore_fd(&other, fd, true));
+	EXPECT_EQ(-EEXIST, kt_vm_uncore_fd(&self->vm, fd, false));
+
+	/* Released: the handle attaches nothing, nor to the next reservation. */
+	stale = fd;
+	ASSERT_EQ(0, release_l3(self));
+	EXPECT_EQ(-ENODEV, kt_vm_uncore_fd(&other, stale, false));
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-ENODEV, kt_vm_uncore_fd(&other, stale, false));
+	fd = kt_unit_fd(VM, KT_MOCK_L3);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, kt_vm_uncore_fd(&other, fd, false));
+	close(fd);
+	close(stale);
+	kt_vm_destroy(&other);
+}
+
 TEST_F(exits, pmu_policy_refuses_attach)
 {
 	struct kvm_pmu_event_filter filter = { .action = KVM_PMU_EVENT_DENY };
@@ -378,7 +465,7 @@ TEST_F(exits, pmu_policy_refuses_attach)
 
 	/* The administrator's switch: refused, and not offered. */
 	ASSERT_EQ(0, set_param("N"));
-	EXPECT_EQ(-EOPNOTSUPP, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	EXPECT_EQ(-EOPNOTSUPP, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 	EXPECT_EQ(0, ioctl(self->vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
 	ASSERT_EQ(0, set_param("Y"));
 	EXPECT_EQ(8, ioctl(self->vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
@@ -386,11 +473,11 @@ TEST_F(exits, pmu_policy_refuses_attach)
 	/* A VM whose VMM filters guest events cannot take a unit... */
 	ASSERT_EQ(0, kt_vm_create(&filtered));
 	ASSERT_EQ(0, ioctl(filtered.fd, KVM_SET_PMU_EVENT_FILTER, &filter));
-	EXPECT_EQ(-EACCES, kt_vm_uncore(&filtered, KT_MOCK_L3, false));
+	EXPECT_EQ(-EACCES, kt_vm_uncore(&filtered, VM, KT_MOCK_L3, false));
 	kt_vm_destroy(&filtered);
 
 	/* ...and a VM with a unit cannot start filtering. */
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, KT_MOCK_L3, false));
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
 	EXPECT_EQ(-1, ioctl(self->vm.fd, KVM_SET_PMU_EVENT_FILTER, &filter));
 	EXPECT_EQ(EBUSY, errno);
 }
@@ -405,7 +492,7 @@ TEST_F(exits, vmm_pmu_disable_refuses_attach)
 		SKIP(return, "KVM has no vPMU to disable here (enable_pmu=N: TCG has no PMU)");
 	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
 	ASSERT_EQ(0, kt_vm_create_pmu(&nopmu, KVM_PMU_CAP_DISABLE));
-	ret = kt_vm_uncore(&nopmu, KT_MOCK_L3, false);
+	ret = kt_vm_uncore(&nopmu, VM, KT_MOCK_L3, false);
 	EXPECT_EQ(0, ioctl(nopmu.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
 	kt_vm_destroy(&nopmu);
 	EXPECT_EQ(-EOPNOTSUPP, ret);
@@ -419,7 +506,7 @@ TEST_F(exits, vmm_pmu_disable_refuses_attach)
 static const char *reserve_real_unit(FIXTURE_DATA(exits) *self, char *name,
 				     uint32_t *counter, int *err)
 {
-	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "exit-test",
+	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = VM,
 				  .units = { name }, .cpus = self->pkg0 };
 	struct kt_pmu_host h;
 	struct kt_pmu rec;
@@ -462,7 +549,6 @@ TEST_F(exits, hardware_host_perf_refused_while_owned)
 
 TEST_F(exits, hardware_uncore_counter_reads_do_not_exit)
 {
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_UNCORE_PASSTHROUGH };
 	uint32_t counter = 0;
 	const char *why;
 	struct kt_counts c;
@@ -475,8 +561,7 @@ TEST_F(exits, hardware_uncore_counter_reads_do_not_exit)
 	if (why)
 		SKIP(return, "%s", why);
 	ASSERT_EQ(0, err) TH_LOG("cannot reserve %s (or no counter MSR): %s", name, self->ext);
-	cap.args[0] = kt_perf_type(name);
-	ASSERT_EQ(0, ioctl(self->vm.fd, KVM_ENABLE_CAP, &cap)) TH_LOG("errno %d", errno);
+	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, name, false));
 	ASSERT_EQ(0, kt_vm_measure(&self->vm, counter, LOOPS, false, &c));
 	TH_LOG("%u reads of %s's counter 0x%x: %llu exits", LOOPS, name, counter,
 	       (unsigned long long)c.exits);

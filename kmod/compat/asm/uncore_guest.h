@@ -5,7 +5,8 @@
  * An uncore unit counts for a whole package, so handing it to a guest is an
  * isolation decision taken by the host: a reservation names the unit and the
  * packages, fences host perf events off them and tells KVM which MSRs the
- * guest of one VMM process may touch without exits.
+ * guest of the VM attached with the reservation's file may touch without
+ * exits.
  */
 #ifndef _ASM_X86_UNCORE_GUEST_H
 #define _ASM_X86_UNCORE_GUEST_H
@@ -16,8 +17,8 @@
 #include <linux/kconfig.h>
 #include <linux/types.h>
 
+struct file;
 struct perf_event;
-struct pid;
 struct pmu;
 struct uncore_guest_res;
 
@@ -91,16 +92,16 @@ int uncore_guest_event_init(struct perf_event *event);
 /* Owners */
 struct uncore_guest_res *uncore_guest_reserve(const char *name,
 					      const struct cpumask *cpus,
-					      struct pid *vmm,
 					      uncore_guest_revoke_t revoke,
 					      void *data);
 void uncore_guest_release(struct uncore_guest_res *res);
 int uncore_guest_list_units(uncore_guest_unit_fn_t fn, void *data);
+struct file *uncore_guest_res_file(struct uncore_guest_res *res);
 
-/* KVM: the VMM process attaches its VM to a reservation it was given. */
-struct uncore_guest_res *uncore_guest_attach(int type, struct pid *vmm,
-					     uncore_guest_revoke_t revoke,
-					     void *data);
+/* KVM: the VMM attaches its VM with the reservation's file it was given. */
+struct uncore_guest_res *uncore_guest_file_res(struct file *file);
+int uncore_guest_attach(struct uncore_guest_res *res,
+			uncore_guest_revoke_t revoke, void *data);
 void uncore_guest_detach(struct uncore_guest_res *res);
 int uncore_guest_res_ranges(struct uncore_guest_res *res,
 			    const struct uncore_guest_msr_range **ranges);
@@ -137,7 +138,7 @@ static inline int uncore_guest_event_init(struct perf_event *event)
 
 static inline struct uncore_guest_res *
 uncore_guest_reserve(const char *name, const struct cpumask *cpus,
-		     struct pid *vmm, uncore_guest_revoke_t revoke, void *data)
+		     uncore_guest_revoke_t revoke, void *data)
 {
 	return ERR_PTR(-ENODEV);
 }
@@ -150,11 +151,21 @@ static inline int uncore_guest_list_units(uncore_guest_unit_fn_t fn,
 	return 0;
 }
 
-static inline struct uncore_guest_res *
-uncore_guest_attach(int type, struct pid *vmm, uncore_guest_revoke_t revoke,
-		    void *data)
+static inline struct file *
+uncore_guest_res_file(struct uncore_guest_res *res)
 {
 	return ERR_PTR(-ENODEV);
+}
+
+static inline struct uncore_guest_res *uncore_guest_file_res(struct file *file)
+{
+	return NULL;
+}
+
+static inline int uncore_guest_attach(struct uncore_guest_res *res,
+				      uncore_guest_revoke_t revoke, void *data)
+{
+	return -ENODEV;
 }
 
 static inline void uncore_guest_detach(struct uncore_guest_res *res) { }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 
 #include <linux/kvm.h>
@@ -66,7 +67,6 @@ int main(int argc, char **argv)
 	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "bench",
 				  .units = { KT_MOCK_L3 } };
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "bench" };
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_UNCORE_PASSTHROUGH };
 	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 2000;
 	int r = argc > 2 ? atoi(argv[2]) : 5, family, ret;
 	struct tally intercepted, owned, rdpmc;
@@ -103,10 +103,11 @@ int main(int argc, char **argv)
 		printf("pmu_exit_bench: owned: n/a, KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH\n");
 		return 0;
 	}
-	cap.args[0] = kt_perf_type(KT_MOCK_L3);
+	*ext = 0;
 	if (kt_pmu_request(sk, family, &req, NULL, 0, NULL, ext, sizeof(ext)) ||
-	    ioctl(vm.fd, KVM_ENABLE_CAP, &cap)) {
-		fprintf(stderr, "pmu_exit_bench: cannot own %s: %s\n", KT_MOCK_L3, ext);
+	    (ret = kt_vm_uncore(&vm, "bench", KT_MOCK_L3, false))) {
+		fprintf(stderr, "pmu_exit_bench: cannot own %s: %s\n", KT_MOCK_L3,
+			*ext ? ext : strerror(-ret));
 		return 1;
 	}
 	ret = rounds(&vm, KT_RDMSR, n, r, &owned);

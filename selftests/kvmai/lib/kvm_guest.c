@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <linux/kvm.h>
+#include <linux/kvmai_dev.h>
 
 #include "kvmai_test.h"
 
@@ -234,16 +235,42 @@ int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, enum kt_op op,
 	}
 }
 
-int kt_vm_uncore(struct kt_vm *v, const char *unit, bool detach)
+int kt_unit_fd(const char *vm, const char *unit)
+{
+	struct kvmai_unit_fd req = {};
+	int dev, fd, err;
+
+	if (strlen(vm) >= sizeof(req.vm) || strlen(unit) >= sizeof(req.unit))
+		return -ENAMETOOLONG;
+	strcpy(req.vm, vm);
+	strcpy(req.unit, unit);
+	dev = open(KVMAI_DEV_PATH, O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -errno;
+	fd = ioctl(dev, KVMAI_UNIT_FD, &req);
+	err = errno;
+	close(dev);
+	return fd < 0 ? -err : fd;
+}
+
+int kt_vm_uncore_fd(struct kt_vm *v, int fd, bool detach)
 {
 	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_UNCORE_PASSTHROUGH };
-	int type = kt_perf_type(unit);
 
-	if (type < 0)
-		return type;
-	cap.args[0] = type;
+	cap.args[0] = fd;
 	cap.args[1] = detach ? KVM_X86_UNCORE_DETACH : 0;
 	return ioctl(v->fd, KVM_ENABLE_CAP, &cap) ? -errno : 0;
+}
+
+int kt_vm_uncore(struct kt_vm *v, const char *vm, const char *unit, bool detach)
+{
+	int fd = kt_unit_fd(vm, unit), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = kt_vm_uncore_fd(v, fd, detach);
+	close(fd);
+	return ret;
 }
 
 bool kt_kvm_has_cap(int cap)

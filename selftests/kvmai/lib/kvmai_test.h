@@ -344,8 +344,12 @@ int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
 /* The same for any @op; WRMSR writes @value (high half 0). */
 int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, enum kt_op op,
 	      uint32_t value, struct kt_counts *c);
-/* KVM_CAP_X86_UNCORE_PASSTHROUGH: attach (or detach) perf PMU @unit. */
-int kt_vm_uncore(struct kt_vm *v, const char *unit, bool detach);
+/* /dev/kvmai: a handle on unit @unit of PMU record @vm, or -errno. */
+int kt_unit_fd(const char *vm, const char *unit);
+/* KVM_CAP_X86_UNCORE_PASSTHROUGH with handle @fd: attach (or detach). */
+int kt_vm_uncore_fd(struct kt_vm *v, int fd, bool detach);
+/* Both: takes the handle of @unit of @vm, attaches (detaches), closes it. */
+int kt_vm_uncore(struct kt_vm *v, const char *vm, const char *unit, bool detach);
 bool kt_kvm_has_cap(int cap);
 /* Runs this process (and so its vCPU) on the CPUs of cpulist @list only. */
 int kt_pin(const char *list);
