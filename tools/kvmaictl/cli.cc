@@ -238,11 +238,16 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
   po::positional_options_description positional;
   positional.add("words", -1);
 
-  // Global options may appear anywhere; everything Boost does not know is
-  // handed, in order, to the object and command.
+  // Global options may appear anywhere before a "--"; everything Boost
+  // does not know is handed, in order, to the object and command. Boost
+  // would drop that "--" and leave no trace of where it stood, so it sees
+  // only what precedes it; what follows is appended to the words as it is.
+  const auto double_dash = std::find(argv.begin(), argv.end(), "--");
+  const Args before_dash(argv.begin(), double_dash);
   Args words;
+  std::size_t dash_at = 0;  // index in `words` the "--" stood before
   try {
-    const auto parsed = po::command_line_parser(argv)
+    const auto parsed = po::command_line_parser(before_dash)
                             .options(all)
                             .positional(positional)
                             .allow_unregistered()
@@ -251,6 +256,10 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
     po::store(parsed, vm);
     po::notify(vm);
     words = po::collect_unrecognized(parsed.options, po::include_positional);
+    dash_at = words.size();
+    if (double_dash != argv.end()) {
+      words.insert(words.end(), double_dash + 1, argv.end());
+    }
   } catch (const po::error& e) {
     report(err, {"", e.what(), main_usage()});
     return kExitUsage;
@@ -303,6 +312,11 @@ int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportF
     return kExitUsage;
   }
   args.assign(rest.begin() + (implicit ? 0 : 1), rest.end());
+  // Only a "--" among the command's own arguments is handed over.
+  if (const std::size_t first_arg = words.size() - args.size();
+      cmd->keeps_double_dash && double_dash != argv.end() && dash_at >= first_arg) {
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(dash_at - first_arg), "--");
+  }
   if (help || (!cmd->data_args && !args.empty() && args.front() == "help")) {
     out << "Usage: " << command_usage(*obj, *cmd) << '\n';
     return kExitOk;

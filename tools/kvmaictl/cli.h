@@ -45,7 +45,12 @@ class QuietExit : public std::exception {
   int code_;
 };
 
-enum ExitCode { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
+enum ExitCode {
+  kExitOk = 0,
+  kExitFailed = 1,
+  kExitUsage = 2,
+  kExitCannotExec = 127,  // a command that runs another could not (as env(1))
+};
 
 struct GlobalOptions {
   bool json = false;
@@ -80,6 +85,11 @@ struct Command {
   // The arguments are data that another program passes (a libvirt hook's
   // domain name): a first argument "help" is not a request for usage.
   bool data_args = false;
+  // The arguments end in another program's command line after "--": the
+  // first "--" of the command line reaches `run` as a word of its own
+  // (other commands never see it, it only ends the global options), and
+  // nothing after it is taken for a global option or "help".
+  bool keeps_double_dash = false;
 };
 
 struct Object {

@@ -169,6 +169,8 @@ std::string kvm_text(const MediatedPmu& kvm) {
   return "?";
 }
 
+}  // namespace
+
 std::vector<std::string> unit_names(const AttrSet& pmu) {
   std::vector<std::string> v;
   for (const Attr* a : pmu.all(KVMAI_A_PMU_UNIT)) {
@@ -176,8 +178,6 @@ std::vector<std::string> unit_names(const AttrSet& pmu) {
   }
   return v;
 }
-
-}  // namespace
 
 void print_pmu(Printer& out, const AttrSet& pmu, bool verbose, std::string_view key) {
   out.open_object(key);

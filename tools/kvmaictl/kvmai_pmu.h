@@ -6,8 +6,12 @@
 // attribute out, so the schema does not depend on what a VM owns.
 #pragma once
 
+#include <cerrno>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "cli.h"
 #include "genl.h"
 #include "perf_pmus.h"
 #include "print.h"
@@ -23,6 +27,10 @@ void print_pmu(Printer& out, const AttrSet& pmu, bool verbose, std::string_view 
 // The VM, what it owns and its CPUs on one line (text only).
 void print_pmu_summary(Printer& out, const AttrSet& pmu);
 
+// The names of the units a VM's record holds, in the module's order ("?"
+// for a unit without one).
+std::vector<std::string> unit_names(const AttrSet& pmu);
+
 // A record that owns neither the core PMU nor a unit: what pmu-change-ntf
 // sends once a VM's resources are all released.
 bool pmu_released(const AttrSet& pmu);
@@ -31,5 +39,21 @@ bool pmu_released(const AttrSet& pmu);
 // about KVM's mediated vPMU and the NMI watchdog, under `key` in JSON.
 void print_pmu_host(Printer& out, const AttrSet& host, const MediatedPmu& kvm,
                     std::optional<bool> nmi_watchdog, std::string_view key);
+
+// Runs `call`, a request of a PMU command. Generic netlink answers a
+// command the family does not have with EOPNOTSUPP and no extack: a module
+// older than PMU ownership. Say so, since "Operation not supported" alone
+// reads like a refusal.
+template <typename F>
+auto pmu_module_call(F call) {
+  try {
+    return call();
+  } catch (const GenlError& e) {
+    if (e.kind() == GenlError::Kind::kernel && e.error() == EOPNOTSUPP && e.extack().empty()) {
+      throw OpError(std::string(e.what()) + " (a kvmai module without PMU operations?)");
+    }
+    throw;
+  }
+}
 
 }  // namespace kvmaictl

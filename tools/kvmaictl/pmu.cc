@@ -1,15 +1,17 @@
 // `kvmaictl pmu`: which VM owns which PMU resources (pmu-host-get, pmu-get,
-// pmu-assign, pmu-release). Keywords are the spec's attribute names.
+// pmu-assign, pmu-release), and the launcher that hands a VM's
+// reservations to its VMM (pmu_exec.h). Keywords are the spec's attribute
+// names.
 #include <linux/kvmai.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 
 #include "bind_watch.h"
 #include "cli.h"
 #include "kvmai_pmu.h"
 #include "perf_pmus.h"
+#include "pmu_exec.h"
 #include "tree_options.h"
 
 namespace kvmaictl {
@@ -40,21 +42,6 @@ std::uint32_t checked_pid(const std::string& word) {
     throw UsageError("bad PID \"" + word + "\"");
   }
   return pid;
-}
-
-// Generic netlink answers a command the family does not have with
-// EOPNOTSUPP and no extack: a module older than PMU ownership. Say so,
-// since "Operation not supported" alone reads like a refusal.
-template <typename F>
-auto module_call(F call) {
-  try {
-    return call();
-  } catch (const GenlError& e) {
-    if (e.kind() == GenlError::Kind::kernel && e.error() == EOPNOTSUPP && e.extack().empty()) {
-      throw OpError(std::string(e.what()) + " (a kvmai module without PMU operations?)");
-    }
-    throw;
-  }
 }
 
 // `VM { core | UNIT }... { KEYWORD [ VALUE ] }...` with resources and
@@ -195,7 +182,7 @@ void show(const Args& args, Context& ctx) {
     AttrSet req;
     req.put_string(KVMAI_A_PMU_VM, checked_vm(vm));
     const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-    const auto reply = module_call([&] { return t->request(KVMAI_CMD_PMU_GET, req); });
+    const auto reply = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_GET, req); });
     ctx.warn(reply.warning);
     print_records(ctx, {reply}, false);
     return;
@@ -204,9 +191,9 @@ void show(const Args& args, Context& ctx) {
   const auto sys = open_sysfs(roots);
   const auto proc = open_procfs(roots);
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-  const auto host = module_call([&] { return t->request(KVMAI_CMD_PMU_HOST_GET, {}); });
+  const auto host = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_HOST_GET, {}); });
   ctx.warn(host.warning);
-  const auto records = module_call([&] { return t->dump(KVMAI_CMD_PMU_GET, {}); });
+  const auto records = pmu_module_call([&] { return t->dump(KVMAI_CMD_PMU_GET, {}); });
   print_pmu_host(ctx.out, host.attrs, read_mediated_pmu(*sys), read_nmi_watchdog(*proc), "host");
   print_records(ctx, records, true);
 }
@@ -269,7 +256,7 @@ void assign(const Args& args, Context& ctx) {
   // What the VM owns lives as long as `t` when bound.
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
   BindWatch watch(ctx, bind);
-  const auto reply = module_call([&] { return t->request(KVMAI_CMD_PMU_ASSIGN, req); });
+  const auto reply = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_ASSIGN, req); });
   ctx.warn(reply.warning);
   ctx.warn(kvm_problem);
   print_records(ctx, {reply}, false);
@@ -290,7 +277,11 @@ void release(const Args& args, Context& ctx) {
   const auto r = parse_resources(args, {}, false);
   const auto req = resource_request(r);
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-  ctx.warn(module_call([&] { return t->request(KVMAI_CMD_PMU_RELEASE, req); }).warning);
+  ctx.warn(pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_RELEASE, req); }).warning);
+}
+
+void exec(const Args& args, Context& ctx) {
+  pmu_exec(args, ctx, [] { return open_kvmai_dev(); });
 }
 
 const ObjectRegistrar kRegistrar({
@@ -309,7 +300,16 @@ const ObjectRegistrar kRegistrar({
                  {.name = "release",
                   .usage = "VM [ core | UNIT ]...",
                   .summary = "take back what is named, or everything the VM owns",
-                  .run = release}},
+                  .run = release},
+                 {.name = "exec",
+                  .usage = "VM [ unit NAME ]... -- COMMAND [ ARG ]...\n"
+                           "                           (COMMAND inherits descriptors of the units, "
+                           "all the VM's by\n"
+                           "                           default, at 3, 4, ... and "
+                           "KVMAI_UNCORE_FDS=3:4...; needs root)",
+                  .summary = "run a VMM holding descriptors of the VM's uncore units",
+                  .run = exec,
+                  .keeps_double_dash = true}},
     .default_command = "show",
 });
 
