@@ -2,14 +2,16 @@
 /*
  * A stock guest of the emulated host (L2) uses uncore PMU units its VMM
  * attached, the way an operator sets it up: the host reserves the mock
- * provider's L3 and DF units for the VMM process (kvmaictl pmu assign ...
- * pid, run by l2-run -p in the process that then execs QEMU, as a launch
- * script does), and kvm-ai's QEMU attaches them (-accel
- * kvm,uncore-pmus=..., patches/qemu), which also gives the guest the CPUID
+ * provider's L3 and DF units for the VM (kvmaictl pmu assign ... pid, run
+ * by l2-run -p in the process that then execs QEMU, as a launch script
+ * does), 'kvmaictl pmu exec' execs QEMU with the reservations' handles as
+ * descriptors 3 and 4, and kvm-ai's QEMU attaches them (-accel
+ * kvm,uncore-fds=3:4, patches/qemu), which also gives the guest the CPUID
  * bits its AMD uncore driver looks for.  L2's kernel must register its L3
  * and DF PMUs, 'perf stat' on the L3 one must succeed, and the kernel must
  * log no refused MSR access and no fault; the same guest started without
- * the units must have no such PMU.  TCG has no PMU: the counts are 0.
+ * the units must have no such PMU, and a QEMU given another file where a
+ * handle should be must not start.  TCG has no PMU: the counts are 0.
  * The L2 side is vmhost/scenarios/l2-uncore.sh.
  */
 #include <stdio.h>
@@ -103,8 +105,9 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 	int rc;
 
 	rc = kt_sh(self->out, sizeof(self->out),
-		   "l2-run " L2_ARGS " -A kvm,uncore-pmus=mock_uncore_l3:mock_uncore_df"
-		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'", self->cpus);
+		   "l2-run " L2_ARGS " -A kvm,uncore-fds=3:4"
+		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		   " -x '" KVMAICTL " pmu exec l2 --'", self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
 	/* Linux names them amd_l2/amd_nb below family 17h, amd_l3/amd_df above. */
@@ -131,6 +134,26 @@ TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE kmsg"));
 	EXPECT_FALSE(l3_control_holds(0x1));
 	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE done"));
+}
+
+/*
+ * A VMM given some other file where the handle should be (here /dev/null
+ * as descriptor 3), as a launcher without /dev/kvmai's handles would do,
+ * attaches nothing although the units are reserved for its pid: QEMU
+ * refuses to start, naming the descriptor, and no guest runs.
+ */
+TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
+{
+	int rc;
+
+	rc = kt_sh(self->out, sizeof(self->out),
+		   "exec 3</dev/null; l2-run " L2_ARGS " -A kvm,uncore-fds=3"
+		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'", self->cpus);
+	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
+	EXPECT_EQ(3, rc);
+	EXPECT_TRUE(has(self->out, "uncore-fds: cannot attach descriptor 3: Invalid argument"));
+	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE pmu "));
+	EXPECT_FALSE(l3_control_holds(0x1));
 }
 
 TEST_HARNESS_MAIN
