@@ -302,7 +302,7 @@ const ObjectRegistrar kRegistrar({
                   .summary = "take back what is named, or everything the VM owns",
                   .run = release},
                  {.name = "exec",
-                  .usage = "VM [ unit NAME ]... -- COMMAND [ ARG ]...\n"
+                  .usage = "VM [ UNIT ]... -- COMMAND [ ARG ]...\n"
                            "                           (COMMAND inherits descriptors of the units, "
                            "all the VM's by\n"
                            "                           default, at 3, 4, ... and "

@@ -104,13 +104,10 @@ ExecCall parse_exec(const Args& args) {
       c.vm = checked_name("VM", word, KVMAI_DEV_VM_LEN);
       continue;
     }
-    // The one keyword, shortened to any prefix as keywords are; a bare
-    // unit name (as pmu assign takes) is most likely what was meant.
-    if (word.empty() || !kUnit.starts_with(word)) {
-      throw UsageError("keyword \"" + printable(word) + "\" is unknown (did you mean \"unit " +
-                       printable(word) + "\"?)");
-    }
-    if (++it == dash) {
+    // Bare unit names, as pmu assign and release take them; the keyword
+    // (shortened to any prefix, as keywords are) names one explicitly,
+    // for a unit whose name would read as the keyword.
+    if (!word.empty() && kUnit.starts_with(word) && ++it == dash) {
       throw UsageError("missing NAME after \"unit\"");
     }
     const std::string& unit = *it;

@@ -21,7 +21,7 @@ namespace kvmaictl {
 // The first descriptor number handed over: the one after stderr.
 inline constexpr int kFirstUnitFd = 3;
 
-// `VM [ unit NAME ]... -- COMMAND [ ARG ]...`, the "--" kept by cli.cc.
+// `VM [ UNIT ]... -- COMMAND [ ARG ]...`, the "--" kept by cli.cc.
 struct ExecCall {
   std::string vm;
   std::vector<std::string> units;    // in the order named; none: the record's
