@@ -49,22 +49,28 @@ static int drop_to(uint64_t caps, bool new_netns)
 	return 0;
 }
 
+struct dropped {
+	uint64_t caps;
+	bool new_netns;
+	int (*body)(void *arg);
+	void *arg;
+};
+
+static int dropped_body(void *arg)
+{
+	struct dropped *d = arg;
+
+	if (drop_to(d->caps, d->new_netns))
+		return 100;
+	return d->body(d->arg);
+}
+
 /* Runs @body in a child that dropped to @caps; returns its exit code. */
 static int as_child(uint64_t caps, bool new_netns, int (*body)(void *arg), void *arg)
 {
-	int status;
-	pid_t pid = fork();
+	struct dropped d = { .caps = caps, .new_netns = new_netns, .body = body, .arg = arg };
 
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		if (drop_to(caps, new_netns))
-			_exit(100);
-		_exit(body(arg));
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -ECHILD;
-	return WEXITSTATUS(status);
+	return kt_child(dropped_body, &d);
 }
 
 #define NET_ADMIN (1ull << CAP_NET_ADMIN)

@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -371,40 +370,43 @@ TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 	EXPECT_EQ(0, late);
 }
 
-/* In a child: 0 if it could take a handle after dropping to uid 65534. */
-static int handle_as_nobody(int dev)
+/* Child: 1 if the ioctl on /dev/kvmai *@arg says EPERM as uid 65534. */
+static int unit_fd_as_nobody(void *arg)
 {
 	struct kvmai_unit_fd req = { .vm = VM, .unit = KT_MOCK_L3 };
-	pid_t pid = fork();
-	int status;
 
-	if (!pid) {
-		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
-			_exit(2);
-		_exit(ioctl(dev, KVMAI_UNIT_FD, &req) < 0 && errno == EPERM ? 1 : 0);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status) == 1 ? -EPERM : WEXITSTATUS(status) ? -1 : 0;
+	if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+		return 2;
+	return ioctl(*(int *)arg, KVMAI_UNIT_FD, &req) < 0 && errno == EPERM ? 1 : 0;
 }
 
-/* In a child: its own VM, attached with the handle it inherited. */
+/* 0 if a child could take a handle after dropping to uid 65534. */
+static int handle_as_nobody(int dev)
+{
+	int ret = kt_child(unit_fd_as_nobody, &dev);
+
+	return ret == 1 ? -EPERM : ret ? -1 : 0;
+}
+
+/* Child: its own VM, attached with the handle *@arg it inherited. */
+static int attach_own_vm(void *arg)
+{
+	struct kt_vm vm;
+	int ret;
+
+	if (kt_vm_create(&vm))
+		return 100;
+	ret = kt_vm_uncore_fd(&vm, *(int *)arg, false);
+	kt_vm_destroy(&vm);
+	return -ret;
+}
+
+/* In a child: its own VM's attach with handle @fd, 0 or -errno. */
 static int attach_in_child(int fd)
 {
-	pid_t pid = fork();
-	struct kt_vm vm;
-	int status, ret;
+	int ret = kt_child(attach_own_vm, &fd);
 
-	if (!pid) {
-		if (kt_vm_create(&vm))
-			_exit(100);
-		ret = kt_vm_uncore_fd(&vm, fd, false);
-		kt_vm_destroy(&vm);
-		_exit(-ret);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return -WEXITSTATUS(status);
+	return ret < 0 ? -1 : -ret;
 }
 
 /*

@@ -65,6 +65,12 @@ int pci_iommu_group(const char *bdf);
 int run_capture(const char *cmd, char *buf, size_t len);
 /* Exit status of a command (-1 if it did not exit), its stdout and stderr into @out. */
 int kt_sh(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/*
+ * Runs @body(@arg) in a forked child, which exits with what it returns:
+ * that exit code, or -errno if there is no child, -ECHILD if it did not
+ * exit.
+ */
+int kt_child(int (*body)(void *arg), void *arg);
 /* Writes @val to sysfs file @path: 0 or -errno (the write's own error). */
 int sysfs_write_ret(const char *path, const char *val);
 /* The number in sysfs file @path, or -errno (-EINVAL: not a number). */

@@ -246,6 +246,20 @@ int kt_sh(char *out, size_t len, const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int kt_child(int (*body)(void *arg), void *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		_exit(body(arg));
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return WEXITSTATUS(status);
+}
+
 static bool module_loaded(const char *name)
 {
 	char path[128];
