@@ -36,7 +36,9 @@
 #else
 #define KVMAI_FEATURE_VFIO 0
 #endif
-#ifdef KVMAI_HAVE_PERF_GUEST_OWNER
+/* The fence is KVM's; perf says what stands in its way. */
+#if defined(KVMAI_HAVE_PERF_GUEST_OWNER) && defined(KVMAI_HAVE_KVM_PMU_FENCE)
+#define KVMAI_HAVE_CORE_FENCE
 #define KVMAI_FEATURE_CORE KVMAI_FEATURE_CORE_FENCE
 #else
 #define KVMAI_FEATURE_CORE 0

@@ -27,6 +27,10 @@
 #include "kvmai/counter_page.h"
 #include "plan.h"
 
+#ifdef KVMAI_HAVE_CORE_FENCE
+#include <linux/kvm_host.h>
+#endif
+
 #define KVMAI_NAME "kvmai"
 #define KVMAI_PCI_NAME_LEN 16
 
@@ -139,11 +143,23 @@ struct kvmai_pmu_unit {
 	bool revoked;			/* its driver went away */
 };
 
+/*
+ * The core PMU fence a VM's record holds: KVM's handle, or in test builds
+ * the mock provider's (pmu_core.c).
+ */
+struct kvmai_core_fence {
+#ifdef KVMAI_HAVE_CORE_FENCE
+	struct kvm_mediated_pmu_fence kvm;
+#endif
+	bool mock;
+};
+
 /* What one VM owns; exists while it owns something. */
 struct kvmai_pmu_vm {
 	struct list_head node;
 	char vm[KVMAI_VM_LEN];
 	bool core;
+	struct kvmai_core_fence core_fence;	/* held while @core */
 	struct list_head units;
 	cpumask_var_t cpus;
 	bool has_cpus;
@@ -191,9 +207,9 @@ struct file *kvmai_pmu_unit_file(const char *vm, const char *unit);
 int kvmai_dev_register(void);
 void kvmai_dev_unregister(void);
 
-/* pmu_core.c: the core PMU through the perf guest-owner interface. */
-int kvmai_pmu_core_fence(struct netlink_ext_ack *extack);
-void kvmai_pmu_core_unfence(void);
+/* pmu_core.c: the core PMU, fenced through KVM, its blockers listed by perf. */
+int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack);
+void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence);
 int kvmai_pmu_core_fill(struct sk_buff *msg);
 
 /* pmu_nl.c */
@@ -221,10 +237,14 @@ const void *kvmai_vfio_user(struct pci_dev *pdev);
 void kvmai_test_unload_delay(void);
 bool kvmai_test_fail_restore(void);
 bool kvmai_test_acs_quirk(struct pci_dev *pdev);
+bool kvmai_test_core_fence(int *ret);
+void kvmai_test_core_unfence(void);
 #else
 static inline void kvmai_test_unload_delay(void) { }
 static inline bool kvmai_test_fail_restore(void) { return false; }
 static inline bool kvmai_test_acs_quirk(struct pci_dev *pdev) { return false; }
+static inline bool kvmai_test_core_fence(int *ret) { return false; }
+static inline void kvmai_test_core_unfence(void) { }
 #endif
 
 /*

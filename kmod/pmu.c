@@ -4,8 +4,9 @@
  *
  * The core PMU: KVM's mediated vPMU hands the counters to a guest while its
  * vCPUs run, and fails with -EBUSY when the host has events that count in
- * guests.  An owner fences the host off from the moment of assignment (perf
- * guest-owner interface), so nothing appears between the check and the VM.
+ * guests.  An owner fences the host off from the moment of assignment
+ * (KVM's fence, only where VMs get a mediated vPMU), so nothing appears
+ * between the check and the VM.
  *
  * Uncore units count for whole packages: a unit is reserved in the uncore
  * registry (the kernel's, or compat/uncore_guest.c on kernels without it)
@@ -130,7 +131,7 @@ static void kvmai_pmu_vm_free(struct kvmai_pmu_vm *pvm)
 	list_for_each_entry_safe(unit, tmp, &pvm->units, node)
 		kvmai_pmu_unit_free(unit);
 	if (pvm->core)
-		kvmai_pmu_core_unfence();
+		kvmai_pmu_core_unfence(&pvm->core_fence);
 	list_del(&pvm->node);
 	kvmai_pmu_nr_vms--;
 	put_pid(pvm->pid);
@@ -338,12 +339,6 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 				   req->vm, KVMAI_MAX_PMU_VMS);
 		return ERR_PTR(-ENOSPC);
 	}
-	if (req->core) {
-		ret = kvmai_pmu_core_fence(extack);
-		if (ret)
-			return ERR_PTR(ret);
-		fenced = true;
-	}
 	if (!pvm) {
 		pvm = kvmai_pmu_vm_new(req);
 		if (!pvm) {
@@ -361,6 +356,12 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 		}
 		if (((req->nr_units && !pvm->pid) || req->pid_given) && pvm->pid != req->pid)
 			pvm->pid = get_pid(req->pid);
+	}
+	if (req->core) {
+		ret = kvmai_pmu_core_fence(&pvm->core_fence, extack);
+		if (ret)
+			goto err;
+		fenced = true;
 	}
 	for (i = 0; i < req->nr_units; i++) {
 		ret = kvmai_pmu_reserve(pvm, req->units[i], &added, extack);
@@ -385,7 +386,7 @@ err:
 	list_for_each_entry_safe(unit, tmp, &added, node)
 		kvmai_pmu_unit_free(unit);
 	if (fenced)
-		kvmai_pmu_core_unfence();
+		kvmai_pmu_core_unfence(&pvm->core_fence);
 	if (new_vm) {
 		kvmai_pmu_vm_free(pvm);
 	} else if (pvm) {
@@ -436,7 +437,7 @@ int kvmai_pmu_release(struct kvmai_pmu_vm *pvm, bool core, const char *const *un
 			kvmai_pmu_unit_free(unit);
 	}
 	if (core) {
-		kvmai_pmu_core_unfence();
+		kvmai_pmu_core_unfence(&pvm->core_fence);
 		pvm->core = false;
 		pr_info("vm %s: core PMU released\n", pvm->vm);
 	}
@@ -455,7 +456,7 @@ void kvmai_pmu_vm_release_all(struct kvmai_pmu_vm *pvm, const char *why)
 	list_for_each_entry_safe(unit, tmp, &pvm->units, node)
 		kvmai_pmu_unit_free(unit);
 	if (pvm->core) {
-		kvmai_pmu_core_unfence();
+		kvmai_pmu_core_unfence(&pvm->core_fence);
 		pvm->core = false;
 	}
 	kvmai_pmu_notify(pvm);

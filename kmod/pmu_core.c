@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kvmai - the core PMU, through the perf guest-owner interface of the
- * kvm-ai patch series (include/linux/perf/guest_owner.h).  On kernels
- * without it the module cannot see or fence host events, so it refuses to
- * record an ownership it could not honour.
+ * kvmai - the core PMU.  A VM given the core PMU holds KVM's fence for VMs
+ * with a mediated vPMU (asm/kvm_pmu_fence.h), and perf says which events
+ * stand in its way (linux/perf/guest_owner.h); both come with the kvm-ai
+ * patch series.  Without them the module cannot fence or see host events,
+ * so it refuses to record an ownership it could not honour.
  */
 #include <net/genetlink.h>
 
@@ -11,27 +12,22 @@
 
 #ifdef KVMAI_HAVE_PERF_GUEST_OWNER
 #include <linux/perf/guest_owner.h>
+#endif
 
+#ifdef KVMAI_HAVE_CORE_FENCE
 static int kvmai_first_conflict(const struct perf_guest_conflict *c, void *data)
 {
 	*(struct perf_guest_conflict *)data = *c;
 	return 1;
 }
 
-int kvmai_pmu_core_fence(struct netlink_ext_ack *extack)
+/* Why the fence is refused while events count in guests: the first of them. */
+static void kvmai_core_busy(struct netlink_ext_ack *extack)
 {
 	struct perf_guest_core_info info;
 	struct perf_guest_conflict c;
-	int ret;
 
 	perf_guest_core_info(&info);
-	if (!info.capable) {
-		NL_SET_ERR_MSG(extack, "core PMU: no PMU of this host supports the mediated vPMU");
-		return -EOPNOTSUPP;
-	}
-	ret = perf_guest_core_fence();
-	if (ret != -EBUSY)
-		return ret;
 	if (perf_guest_core_for_each_conflict(kvmai_first_conflict, &c) <= 0)
 		NL_SET_ERR_MSG_FMT(extack, "core PMU: %u task-bound host events count in guests",
 				   info.nr_include_guest_events);
@@ -41,14 +37,50 @@ int kvmai_pmu_core_fence(struct netlink_ext_ack *extack)
 	else
 		NL_SET_ERR_MSG_FMT(extack, "core PMU: kernel %s event on CPU %d counts guests",
 				   c.pmu, c.cpu);
+}
+
+int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack)
+{
+	int ret;
+
+	/* Test builds: the mock provider stands in for KVM while it is loaded. */
+	if (kvmai_test_core_fence(&ret)) {
+		fence->mock = !ret;
+	} else {
+		ret = kvm_mediated_pmu_fence(&fence->kvm);
+		/* Without a mediated vPMU no guest could use what the fence keeps. */
+		if (ret == -EOPNOTSUPP)
+			NL_SET_ERR_MSG(extack,
+				       "core PMU: KVM gives VMs no mediated vPMU (enable_mediated_pmu)");
+	}
+	if (ret == -EBUSY)
+		kvmai_core_busy(extack);
 	return ret;
 }
 
-void kvmai_pmu_core_unfence(void)
+void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 {
-	perf_guest_core_unfence();
+	if (fence->mock) {
+		kvmai_test_core_unfence();
+		fence->mock = false;
+	} else {
+		kvm_mediated_pmu_unfence(&fence->kvm);
+	}
+}
+#else
+int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG(extack,
+		       "core PMU: kernel lacks the KVM core PMU fence (kvm-ai patch series)");
+	return -EOPNOTSUPP;
 }
 
+void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
+{
+}
+#endif
+
+#ifdef KVMAI_HAVE_PERF_GUEST_OWNER
 static int kvmai_fill_conflict(const struct perf_guest_conflict *c, void *data)
 {
 	struct sk_buff *msg = data;
@@ -87,16 +119,6 @@ int kvmai_pmu_core_fill(struct sk_buff *msg)
 	return ret < 0 ? ret : 0;
 }
 #else
-int kvmai_pmu_core_fence(struct netlink_ext_ack *extack)
-{
-	NL_SET_ERR_MSG(extack, "core PMU: kernel lacks the perf guest-owner interface");
-	return -EOPNOTSUPP;
-}
-
-void kvmai_pmu_core_unfence(void)
-{
-}
-
 /* Nothing known: the attributes are left out rather than made up. */
 int kvmai_pmu_core_fill(struct sk_buff *msg)
 {

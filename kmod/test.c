@@ -8,6 +8,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/sysfs.h>
+#include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -15,6 +16,7 @@
 #include <linux/workqueue.h>
 
 #include "kvmai.h"
+#include "mock/kvmai_mock.h"
 
 static unsigned int unload_delay_ms;
 module_param(unload_delay_ms, uint, 0600);
@@ -72,6 +74,36 @@ MODULE_PARM_DESC(acs_quirk_port,
 bool kvmai_test_acs_quirk(struct pci_dev *pdev)
 {
 	return acs_quirk_port[0] && sysfs_streq(acs_quirk_port, pci_name(pdev));
+}
+
+/*
+ * The emulated host's KVM has no mediated vPMU, so it refuses the core
+ * fence: while kvmai_mock_pmu is loaded, its fence stands in for KVM's.
+ * The mock stays pinned while a fence of it is held.  False (nothing done)
+ * when the mock is not loaded.
+ */
+bool kvmai_test_core_fence(int *ret)
+{
+	typeof(kvmai_mock_core_fence) *fence = symbol_get(kvmai_mock_core_fence);
+
+	if (!fence)
+		return false;
+	*ret = fence();
+	if (*ret)
+		symbol_put(kvmai_mock_core_fence);
+	return true;
+}
+
+/* Drop a fence kvmai_test_core_fence() took, and the mock's pin. */
+void kvmai_test_core_unfence(void)
+{
+	typeof(kvmai_mock_core_unfence) *unfence = symbol_get(kvmai_mock_core_unfence);
+
+	if (!WARN_ON_ONCE(!unfence)) {
+		unfence();
+		symbol_put(kvmai_mock_core_unfence);
+	}
+	symbol_put(kvmai_mock_core_fence);
 }
 
 #ifdef KVMAI_HAVE_ACS_OVERRIDE

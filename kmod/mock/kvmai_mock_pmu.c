@@ -9,6 +9,12 @@
  * the mediated vPMU, a "core" PMU that supports it, so that host events
  * blocking the mediated vPMU can be created at will.  Counters never count.
  *
+ * KVM gives an owner the core PMU fence only where VMs get a mediated
+ * vPMU, which the emulated host's KVM cannot (TCG has no PMU).  The mock
+ * offers test builds of kvmai a fence of its own instead, with KVM's and
+ * perf's rules for mock_core alone: it is refused while mock_core has events
+ * that count in guests, and refuses them while it is held.
+ *
  * The uncore units keep their registers in memory, per package, and the
  * registry reaches them through uncore_guest_ops: what the guest writes
  * through KVM, what a host event leaves behind (a started event programs
@@ -31,12 +37,15 @@
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 
 #include <asm/uncore_guest.h>
+
+#include "kvmai_mock.h"
 
 #define MOCK_L3_MSR	0xc0010230	/* CTL0, CTR0, CTL1, ... */
 #define MOCK_L3_PAIRS	6
@@ -75,6 +84,48 @@ static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
 	return &mp->regs[pkg * 2 * mp->pairs + msr - mp->msr];
 }
 
+/* The mock's core fence, and mock_core's events that count in guests. */
+static DEFINE_MUTEX(mock_fence_lock);
+static unsigned int mock_fences;
+static unsigned int mock_include_guest;
+
+int kvmai_mock_core_fence(void)
+{
+	guard(mutex)(&mock_fence_lock);
+	if (mock_include_guest)
+		return -EBUSY;
+	mock_fences++;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kvmai_mock_core_fence);
+
+void kvmai_mock_core_unfence(void)
+{
+	guard(mutex)(&mock_fence_lock);
+	if (!WARN_ON_ONCE(!mock_fences))
+		mock_fences--;
+}
+EXPORT_SYMBOL_GPL(kvmai_mock_core_unfence);
+
+static void mock_core_destroy(struct perf_event *event)
+{
+	guard(mutex)(&mock_fence_lock);
+	mock_include_guest--;
+}
+
+/* As perf does for a PMU with the mediated vPMU while a VM has one. */
+static int mock_core_event_init(struct perf_event *event)
+{
+	if (event->attr.exclude_guest)
+		return 0;
+	guard(mutex)(&mock_fence_lock);
+	if (mock_fences)
+		return -EOPNOTSUPP;
+	mock_include_guest++;
+	event->destroy = mock_core_destroy;
+	return 0;
+}
+
 static int mock_event_init(struct perf_event *event)
 {
 	struct mock_pmu *mp = container_of(event->pmu, struct mock_pmu, pmu);
@@ -84,7 +135,7 @@ static int mock_event_init(struct perf_event *event)
 	/* Like real uncore and this core stand-in: system-wide, per CPU. */
 	if (event->cpu < 0 || is_sampling_event(event))
 		return -EINVAL;
-	return mp->uncore ? uncore_guest_event_init(event) : 0;
+	return mp->uncore ? uncore_guest_event_init(event) : mock_core_event_init(event);
 }
 
 /* A host event on pair 0: programs it and leaves a count behind. */

@@ -301,7 +301,7 @@ TEST_F(iso, pmu_vm_count_is_capped)
 
 	ASSERT_EQ(0, kvmai_status_get(self->sk, self->family, &st));
 	if (!(st.features & KVMAI_FEATURE_CORE_FENCE))
-		SKIP(return, "kernel without the perf guest-owner interface");
+		SKIP(return, "kernel without the KVM core PMU fence");
 	if (kvmai_mock_load())
 		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
 	for (i = 0; i < KVMAI_MAX_PMU_VMS + 1; i++) {

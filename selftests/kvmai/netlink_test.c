@@ -68,7 +68,9 @@ TEST_F(genl, features_match_the_kernel)
 		  !!(st.features & KVMAI_FEATURE_ACS_OVERRIDE));
 	EXPECT_EQ(kernel_has_symbol("vfio_device_user"),
 		  !!(st.features & KVMAI_FEATURE_VFIO_NOTIFY));
-	EXPECT_EQ(kernel_has_symbol("perf_guest_core_fence"),
+	/* KVM's fence and perf's conflict walk: both or neither. */
+	EXPECT_EQ(kernel_has_symbol("kvm_mediated_pmu_fence") &&
+		  kernel_has_symbol("perf_guest_core_for_each_conflict"),
 		  !!(st.features & KVMAI_FEATURE_CORE_FENCE));
 	/* kvmai's own copy of the registry (uncore_guest.ko) does not count. */
 	EXPECT_EQ(kernel_symbol("uncore_guest_reserve", mod, sizeof(mod)) && !*mod,

@@ -7,10 +7,15 @@
  * unit already owned, host events open), release by request, by owner exit,
  * by the provider going away and by rmmod, notifications, an owned
  * package's CPUs going offline and back, and the core PMU on kernels with
- * the perf guest-owner interface.
+ * the series' KVM fence.  The emulated host's KVM has no mediated vPMU, so
+ * KVM refuses the core fence there (checked); the mock's own fence stands
+ * in for KVM's while the mock is loaded (kmod/test.c), and the KVM fence
+ * itself is checked where KVM has a mediated vPMU (core_kvm_fence_*).
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -613,14 +618,53 @@ TEST_F(pmu, core_needs_the_perf_interface)
 	struct kt_pmu_host h;
 
 	if (core_fence_built(self))
-		SKIP(return, "kernel has the perf guest-owner interface (see core_* tests)");
+		SKIP(return, "kernel has the KVM core PMU fence (see core_* tests)");
 	EXPECT_EQ(-EOPNOTSUPP, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "guest-owner")) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, "core PMU fence")) TH_LOG("extack: %s", self->ext);
 	/* Nothing is made up about the core PMU either. */
 	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
 	EXPECT_FALSE(h.has_core_info);
 }
 
+/* Y if the loaded KVM vendor module gives VMs a mediated vPMU. */
+static bool kvm_mediated_vpmu(void)
+{
+	static const char *const params[] = {
+		"/sys/module/kvm_amd/parameters/enable_mediated_pmu",
+		"/sys/module/kvm_intel/parameters/enable_mediated_pmu",
+	};
+	bool on = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(params) && !on; i++) {
+		FILE *f = fopen(params[i], "r");
+
+		if (f) {
+			on = fgetc(f) == 'Y';
+			fclose(f);
+		}
+	}
+	return on;
+}
+
+/* A system-wide cycles event on the real core PMU: 0 if it opens, else -errno. */
+static int cycles_try(bool exclude_guest)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE, .size = sizeof(attr),
+		.config = PERF_COUNT_HW_CPU_CYCLES, .exclude_guest = exclude_guest,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, 0);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The mock's fence, standing in for KVM's: kvmai holds it for exactly as
+ * long as the VM owns the core PMU, and pins its provider meanwhile.
+ */
 TEST_F(pmu, core_fences_host_events_that_count_guests)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .core = true };
@@ -628,22 +672,26 @@ TEST_F(pmu, core_fences_host_events_that_count_guests)
 	struct kt_pmu rec;
 
 	if (!core_fence_built(self))
-		SKIP(return, "kernel without the perf guest-owner interface");
+		SKIP(return, "kernel without the KVM core PMU fence");
 	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
 	ASSERT_TRUE(h.core_capable) TH_LOG("mock_core has PERF_PMU_CAP_MEDIATED_VPMU");
 	ASSERT_EQ(0, h.nconflicts);
 	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
 	EXPECT_TRUE(rec.core);
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
-	EXPECT_EQ(1, h.fences);
 	/* Host events counting in guests are refused; exclude_guest ones are fine. */
-	EXPECT_GT(0, kt_perf_try("mock_core", 0, false));
+	EXPECT_EQ(-EOPNOTSUPP, kt_perf_try("mock_core", 0, false));
 	EXPECT_EQ(0, kt_perf_try("mock_core", 0, true)) TH_LOG("exclude_guest event refused");
 	EXPECT_EQ(-EEXIST, assign(_metadata, self, &req, NULL));
+	/* The provider cannot go while its fence is held. */
+	EXPECT_NE(0, kvmai_mock_unload()) TH_LOG("the mock unloaded under a held fence");
 	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
-	EXPECT_EQ(0, h.fences);
 	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("still fenced after release");
+	/* Taken again after the release, and dropped with the record at rmmod. */
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(-EOPNOTSUPP, kt_perf_try("mock_core", 0, false));
+	ASSERT_EQ(0, kvmai_module_unload());
+	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("still fenced after rmmod");
+	ASSERT_EQ(0, kvmai_module_load());
 }
 
 TEST_F(pmu, core_refused_while_host_events_count_guests)
@@ -654,7 +702,7 @@ TEST_F(pmu, core_refused_while_host_events_count_guests)
 	int fd;
 
 	if (!core_fence_built(self))
-		SKIP(return, "kernel without the perf guest-owner interface");
+		SKIP(return, "kernel without the KVM core PMU fence");
 	fd = kt_perf_open("mock_core", 1, false);
 	ASSERT_LE(0, fd);
 	self->fds[self->nfds++] = fd;
@@ -672,6 +720,58 @@ TEST_F(pmu, core_refused_while_host_events_count_guests)
 		 comm, getpid());
 	EXPECT_STREQ(want, self->ext);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
+/*
+ * Without the mock, the fence is KVM's: where VMs get no mediated vPMU (the
+ * emulated host: TCG has no PMU) it is refused, and no host event is kept
+ * off any PMU for guests that could not use it.
+ */
+TEST_F(pmu, core_refused_without_a_mediated_vpmu)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	struct kt_pmu_host h;
+
+	if (!core_fence_built(self))
+		SKIP(return, "kernel without the KVM core PMU fence");
+	if (kvm_mediated_vpmu())
+		SKIP(return, "KVM gives VMs a mediated vPMU here (see core_kvm_fence_on_hardware)");
+	ASSERT_EQ(0, kvmai_mock_unload());
+	EXPECT_EQ(-EOPNOTSUPP, assign(_metadata, self, &req, NULL));
+	EXPECT_NE(NULL, strstr(self->ext, "no mediated vPMU")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	EXPECT_EQ(0, h.fences);
+	/* perf keeps no host event off a PMU with the mediated vPMU. */
+	ASSERT_EQ(0, kvmai_mock_load());
+	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false));
+}
+
+/* On hardware whose KVM gives VMs a mediated vPMU: KVM's fence itself. */
+TEST_F(pmu, core_kvm_fence_on_hardware)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	struct kt_pmu_host h;
+	unsigned int before;
+
+	if (!core_fence_built(self))
+		SKIP(return, "kernel without the KVM core PMU fence");
+	if (!kvm_mediated_vpmu())
+		SKIP(return, "KVM gives VMs no mediated vPMU here (enable_mediated_pmu)");
+	ASSERT_EQ(0, kvmai_mock_unload());
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	before = h.fences;
+	ASSERT_EQ(0, cycles_try(false)) TH_LOG("host counts guests before the fence");
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	EXPECT_EQ(before + 1, h.fences);
+	EXPECT_EQ(-EOPNOTSUPP, cycles_try(false));
+	EXPECT_EQ(0, cycles_try(true)) TH_LOG("exclude_guest cycles refused");
+	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	EXPECT_EQ(before, h.fences);
+	EXPECT_EQ(0, cycles_try(false)) TH_LOG("still fenced after release");
+	ASSERT_EQ(0, kvmai_mock_load());
 }
 
 TEST_HARNESS_MAIN

@@ -26,9 +26,10 @@
  * @KVMAI_FEATURE_VFIO_NOTIFY: vfio device open/close notifications (kvm-ai
  *   patch series): a group is disabled when the VMM closes a member, even if
  *   killed.
- * @KVMAI_FEATURE_CORE_FENCE: perf guest-owner interface (kvm-ai patch series):
- *   the module sees whether a PMU supports the mediated vPMU, lists host
- *   events that block it and fences the host off the core PMU for its owners.
+ * @KVMAI_FEATURE_CORE_FENCE: KVM's core PMU fence and perf's report on it
+ *   (kvm-ai patch series): the module fences the host off the core PMU for its
+ *   owners through KVM, where KVM gives VMs a mediated vPMU, sees whether a
+ *   PMU supports the mediated vPMU and lists host events that block the fence.
  * @KVMAI_FEATURE_UNCORE_RESERVE: The kernel's uncore reservation registry
  *   (kvm-ai patch series): real uncore drivers offer their units and KVM
  *   passes reserved counters through. Without it the module's own copy of the

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What test builds of kvmai take from kvmai_mock_pmu while it is loaded
+ * (kmod/test.c, through symbol_get(), so that kvmai does not depend on it).
+ */
+#ifndef _KVMAI_MOCK_H
+#define _KVMAI_MOCK_H
+
+int kvmai_mock_core_fence(void);
+void kvmai_mock_core_unfence(void);
+
+#endif /* _KVMAI_MOCK_H */
