@@ -15,7 +15,6 @@
  * the VM), which vmhost.py --kvmai-qemu puts in the emulated host.  The
  * L2 side is vmhost/scenarios/l2-ctr-write.sh.
  */
-#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +36,6 @@
 /* L2 reads for 4 s from 1 s after announcing it; count the middle 3 s. */
 #define WINDOW_START_US 1500000
 #define WINDOW_US 3000000
-
-struct exits {
-	double t;
-	long io, mmio, all;
-};
 
 FIXTURE(l2ctr) {
 	struct nl_sock *sk;
@@ -81,69 +75,9 @@ FIXTURE_TEARDOWN(l2ctr)
 	EXPECT_EQ(0, kvmai_mock_counters_unload());
 }
 
-static long kvm_stat(const char *name)
-{
-	char pattern[128];
-	long val = -1;
-	glob_t g;
-	FILE *f;
-
-	/* One VM runs: L2's QEMU (pid-fd). */
-	snprintf(pattern, sizeof(pattern), "/sys/kernel/debug/kvm/*-*/%s", name);
-	if (glob(pattern, 0, NULL, &g) || g.gl_pathc != 1) {
-		globfree(&g);
-		return -1;
-	}
-	f = fopen(g.gl_pathv[0], "r");
-	if (f) {
-		if (fscanf(f, "%ld", &val) != 1)
-			val = -1;
-		fclose(f);
-	}
-	globfree(&g);
-	return val;
-}
-
-static void exits_now(struct exits *e)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	e->t = ts.tv_sec + ts.tv_nsec / 1e9;
-	e->io = kvm_stat("io_exits");
-	e->mmio = kvm_stat("mmio_exits");
-	e->all = kvm_stat("exits");
-}
-
-/* The exits over the middle of a read loop L2 just announced; true. */
-static bool window(struct exits *from, struct exits *to)
-{
-	usleep(WINDOW_START_US);
-	exits_now(from);
-	usleep(WINDOW_US);
-	exits_now(to);
-	return true;
-}
-
-/* The whole of @path, NUL-terminated, in @buf; its length or -1. */
-static long slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return n;
-}
-
 static bool results_have(const char *line)
 {
-	static char buf[65536];
-
-	return slurp(WORK "/results.log", buf, sizeof(buf)) >= 0 && strstr(buf, line);
+	return kt_file_has(WORK "/results.log", line);
 }
 
 /* ctr_reads' line for @mode: reads per second in L2, and ns per read. */
@@ -223,7 +157,7 @@ static void start_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2ctr) *sel
 
 TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 {
-	struct exits n0 = {}, n1 = {}, m0 = {}, m1 = {}, p0 = {}, p1 = {};
+	struct kt_exits n0 = {}, n1 = {}, m0 = {}, m1 = {}, p0 = {}, p1 = {};
 	bool none = false, mapped = false, pio = false, revoked = false;
 	double map_rate, map_ns, pio_rate, pio_ns, map_reads, pio_reads;
 	static char out[131072];
@@ -235,11 +169,11 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!none && results_have("KVMAI-CTR begin none")) {
-			none = window(&n0, &n1);
+			none = kt_exits_window(&n0, &n1, WINDOW_START_US, WINDOW_US);
 		} else if (!mapped && results_have("KVMAI-CTR begin mapped")) {
-			mapped = window(&m0, &m1);
+			mapped = kt_exits_window(&m0, &m1, WINDOW_START_US, WINDOW_US);
 		} else if (!pio && results_have("KVMAI-CTR begin pio")) {
-			pio = window(&p0, &p1);
+			pio = kt_exits_window(&p0, &p1, WINDOW_START_US, WINDOW_US);
 		} else if (!revoked && results_have("KVMAI-CTR revoke-now")) {
 			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
 
@@ -252,7 +186,7 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 		usleep(100000);
 	}
 	self->l2 = -1;
-	ASSERT_LE(0, slurp(OUT, out, sizeof(out)));
+	ASSERT_LE(0, kt_slurp(OUT, out, sizeof(out)));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
 
 	/* kvmaistat in L2: three samples at the generated rates. */
@@ -301,7 +235,7 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 {
 	unsigned long long last0, last1, clk0, clk1, clk2;
 	bool begun = false, ended = false;
-	struct exits w0 = {}, w1 = {};
+	struct kt_exits w0 = {}, w1 = {};
 	static char out[65536], qlog[65536];
 	unsigned long reads;
 	int status = -1;
@@ -313,16 +247,16 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 	start_l2(_metadata, self, "-q " KVMAI_QEMU " -s l2-ctr-write", "-d guest_errors");
 	for (int waited = 0; waited < 2500 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!begun && results_have("KVMAI-CTR begin write")) {
-			exits_now(&w0);
+			kt_exits_now(&w0);
 			begun = true;
 		} else if (begun && !ended && results_have("KVMAI-CTR end write")) {
-			exits_now(&w1);
+			kt_exits_now(&w1);
 			ended = true;
 		}
 		usleep(100000);
 	}
 	self->l2 = -1;
-	ASSERT_LT(0, slurp(OUT, out, sizeof(out)));
+	ASSERT_LT(0, kt_slurp(OUT, out, sizeof(out)));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
 	ASSERT_TRUE(begun && ended) TH_LOG("L2 did not get through its stores:\n%s", out);
 
@@ -347,7 +281,7 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 	EXPECT_GE(reads, 10000);
 
 	/* QEMU said which writes it dropped. */
-	ASSERT_LT(0, slurp(WORK "/qemu.log", qlog, sizeof(qlog)));
+	ASSERT_LT(0, kt_slurp(WORK "/qemu.log", qlog, sizeof(qlog)));
 	p = strstr(qlog, "to read-only region");
 	ASSERT_NE(NULL, p) TH_LOG("qemu.log:\n%s", qlog);
 	while (p > qlog && p[-1] != '\n')

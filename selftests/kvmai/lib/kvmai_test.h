@@ -275,6 +275,25 @@ int kt_package_cpus(int cpu, char *list, size_t len);
 int kt_mock_reg(const char *unit, unsigned int pkg, uint32_t msr,
 		uint64_t *val, long *writes);
 
+/* Guests of the emulated host (lib/l2.c). */
+
+/* L1's KVM statistics of the VM running L2, at one moment. */
+struct kt_exits {
+	double t;		/* CLOCK_MONOTONIC, seconds */
+	long io, mmio, all;	/* io_exits, mmio_exits, exits; -1 if unknown */
+};
+
+/* Statistic @name of the one VM L1's KVM runs (debugfs), or -1. */
+long kt_kvm_vm_stat(const char *name);
+void kt_exits_now(struct kt_exits *e);
+/* Waits @start_us, then samples @from and, @len_us later, @to; true. */
+bool kt_exits_window(struct kt_exits *from, struct kt_exits *to, unsigned int start_us,
+		     unsigned int len_us);
+/* The whole of @path, NUL-terminated, in @buf; its length or -1. */
+long kt_slurp(const char *path, char *buf, size_t len);
+/* Whether file @path contains @line. */
+bool kt_file_has(const char *path, const char *line);
+
 /* Counters devices (lib/ctrdev.c). */
 struct vfio_region_info;
 
