@@ -13,10 +13,20 @@
  * the units must have no such PMU, and a QEMU given another file where a
  * handle should be must not start.  TCG has no PMU: the counts are 0.
  * The L2 side is vmhost/scenarios/l2-uncore.sh.
+ *
+ * And the reads a monitoring agent in such a guest makes of an attached
+ * counter MSR (RDMSR through /dev/cpu/0/msr) must leave no exit in L1's
+ * KVM statistics, and cost one exit each, without a fault, once the host
+ * released the unit under the running guest.  The L2 side is
+ * vmhost/scenarios/l2-uncore-reads.sh.  And a guest whose perf counts on
+ * the unit when the host releases it must not fault either
+ * (vmhost/scenarios/l2-uncore-revoke.sh).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/kvm.h>
@@ -37,17 +47,25 @@
  */
 #define L2_ARGS "-w /tmp/l2-uncore -q " KVMAI_QEMU " -s l2-uncore -a no-kvmapf -C host,+topoext"
 
+#define READS_WORK "/tmp/l2-uncore-reads"
+#define REVOKE_WORK "/tmp/l2-uncore-revoke"
+/* L2 reads for 4 s from 1 s after announcing it; count the middle 3 s. */
+#define WINDOW_START_US 1500000
+#define WINDOW_US 3000000
+
 FIXTURE(l2unc) {
 	struct nl_sock *sk;
 	int family;
 	char cpus[64];
 	char out[16384];
+	pid_t l2;
 };
 
 FIXTURE_SETUP(l2unc)
 {
 	FILE *f;
 
+	self->l2 = -1;
 	if (access(L2_SHARE, F_OK))
 		SKIP(return, "emulated host booted without vmhost.py --nested");
 	ASSERT_EQ(0, kvmai_module_load());
@@ -70,6 +88,10 @@ FIXTURE_TEARDOWN(l2unc)
 {
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
 
+	if (self->l2 > 0) {
+		kill(self->l2, SIGKILL);
+		waitpid(self->l2, NULL, 0);
+	}
 	if (!self->sk)
 		return;
 	kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
@@ -154,6 +176,163 @@ TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
 	EXPECT_TRUE(has(self->out, "uncore-fds: cannot attach descriptor 3: Invalid argument"));
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE pmu "));
 	EXPECT_FALSE(l3_control_holds(0x1));
+}
+
+/* msr_reads' line for @mode after @prefix: reads per second, refusals, ns per read. */
+static int msr_reads_of(const char *out, const char *prefix, const char *mode,
+			double *per_s, unsigned long *refused, double *ns)
+{
+	unsigned long reads;
+	char key[64];
+	const char *p;
+	double secs;
+
+	snprintf(key, sizeof(key), "%smsr_reads %s ", prefix, mode);
+	p = strstr(out, key);
+	if (!p || sscanf(p + strlen(key), "%*s reads %lu refused %lu seconds %lf ns_per_read %lf",
+			 &reads, refused, &secs, ns) != 4 || secs <= 0)
+		return -1;
+	*per_s = reads / secs;
+	return 0;
+}
+
+static bool reads_announced(const char *line)
+{
+	return kt_file_has(READS_WORK "/results.log", line);
+}
+
+/*
+ * Exits per read in window @from..@to of loop @mode, beyond those the
+ * same loop without reads takes (@n0..@n1); the reads in the window in
+ * @reads.
+ */
+static double exits_per_read(const struct kt_exits *n0, const struct kt_exits *n1,
+			     const struct kt_exits *from, const struct kt_exits *to,
+			     double reads_per_s, double *reads)
+{
+	double background = (n1->all - n0->all) / (n1->t - n0->t);
+
+	*reads = reads_per_s * (to->t - from->t);
+	return ((to->all - from->all) - background * (to->t - from->t)) / *reads;
+}
+
+/*
+ * An agent in the guest reads the attached L3 unit's counter MSR: no exit
+ * per read.  The host then releases the unit under the running guest, and
+ * the same reads exit again, one each.  Both in one run, against the same
+ * loop without reads for the exits L2 takes anyway.
+ */
+TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
+{
+	struct kt_exits n0 = {}, n1 = {}, a0 = {}, a1 = {}, r0 = {}, r1 = {};
+	bool none = false, attached = false, released = false, revoked = false;
+	double att_rate, att_ns, rev_rate, rev_ns, none_rate, none_ns;
+	double att_reads, rev_reads, att_per_read, rev_per_read;
+	unsigned long att_refused, rev_refused, none_refused;
+	static char out[65536];
+	char cmd[1024];
+	int status = -1;
+
+	snprintf(cmd, sizeof(cmd),
+		 "l2-run -w " READS_WORK " -q " KVMAI_QEMU " -s l2-uncore-reads -a no-kvmapf"
+		 " -C host,+topoext -A kvm,uncore-fds=3:4"
+		 " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		 " -x '" KVMAICTL " pmu exec l2 --' > " READS_WORK ".out 2>&1", self->cpus);
+	self->l2 = fork();
+	ASSERT_LE(0, self->l2);
+	if (!self->l2) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/* Follow L2 through its announcements until it is done. */
+	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
+		if (!none && reads_announced("KVMAI-UNCORE begin none")) {
+			none = kt_exits_window(&n0, &n1, WINDOW_START_US, WINDOW_US);
+		} else if (!attached && reads_announced("KVMAI-UNCORE begin msr")) {
+			attached = kt_exits_window(&a0, &a1, WINDOW_START_US, WINDOW_US);
+		} else if (!released && reads_announced("KVMAI-UNCORE revoke-now")) {
+			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
+
+			EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
+						    NULL, 0));
+			released = true;
+		} else if (!revoked && reads_announced("KVMAI-UNCORE begin revoked")) {
+			revoked = kt_exits_window(&r0, &r1, WINDOW_START_US, WINDOW_US);
+		}
+		usleep(100000);
+	}
+	self->l2 = -1;
+	ASSERT_LE(0, kt_slurp(READS_WORK ".out", out, sizeof(out)));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
+	ASSERT_TRUE(none && attached && released && revoked)
+		TH_LOG("L2 never announced its read loops:\n%s", out);
+	ASSERT_LE(0, n0.all) TH_LOG("no KVM statistics in /sys/kernel/debug/kvm");
+	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE ", "none", &none_rate, &none_refused, &none_ns))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE ", "msr", &att_rate, &att_refused, &att_ns))
+		TH_LOG("%s", out);
+	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE revoked ", "msr", &rev_rate, &rev_refused,
+				  &rev_ns)) TH_LOG("%s", out);
+	att_per_read = exits_per_read(&n0, &n1, &a0, &a1, att_rate, &att_reads);
+	rev_per_read = exits_per_read(&n0, &n1, &r0, &r1, rev_rate, &rev_reads);
+	ksft_print_msg("no reads (the same loop): %ld exits in %.2f s\n", n1.all - n0.all,
+		       n1.t - n0.t);
+	ksft_print_msg("attached: %.0f reads in %.2f s, %ld exits: %.4f exits per read beyond the loop's; %.1f ns per read, %lu refused\n",
+		       att_reads, a1.t - a0.t, a1.all - a0.all, att_per_read, att_ns, att_refused);
+	ksft_print_msg("released: %.0f reads in %.2f s, %ld exits: %.4f exits per read beyond the loop's; %.1f ns per read, %lu refused\n",
+		       rev_reads, r1.t - r0.t, r1.all - r0.all, rev_per_read, rev_ns, rev_refused);
+	ksft_print_msg("per read: released / attached = %.1fx the time\n", rev_ns / att_ns);
+	EXPECT_GE(att_reads, 10000);
+	EXPECT_EQ(0, att_refused) TH_LOG("the guest's reads of the attached counter faulted");
+	EXPECT_LT(att_per_read, 0.01);
+	EXPECT_GT(rev_per_read, 0.9);
+	/* Released, the unit reads as stopped counters: no fault either. */
+	EXPECT_EQ(0, rev_refused) TH_LOG("the guest's reads of the released counter faulted");
+}
+
+/*
+ * The host takes the units back while the guest's perf counts on the L3
+ * one: the guest's driver keeps reading its counters (RDPMC, which has no
+ * fault handler in the kernel) and writing its controls, so each of those
+ * must keep working, reading nothing, instead of faulting the guest.
+ */
+TEST_F_TIMEOUT(l2unc, guest_perf_survives_revocation, 600)
+{
+	static char out[65536];
+	bool released = false;
+	char cmd[1024];
+	int status = -1;
+
+	snprintf(cmd, sizeof(cmd),
+		 "l2-run -w " REVOKE_WORK " -q " KVMAI_QEMU " -s l2-uncore-revoke -a no-kvmapf"
+		 " -C host,+topoext -A kvm,uncore-fds=3:4"
+		 " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		 " -x '" KVMAICTL " pmu exec l2 --' > " REVOKE_WORK ".out 2>&1", self->cpus);
+	self->l2 = fork();
+	ASSERT_LE(0, self->l2);
+	if (!self->l2) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
+		if (!released && kt_file_has(REVOKE_WORK "/results.log", "KVMAI-UNCORE revoke-now")) {
+			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
+
+			EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
+						    NULL, 0));
+			released = true;
+		}
+		usleep(100000);
+	}
+	self->l2 = -1;
+	ASSERT_LE(0, kt_slurp(REVOKE_WORK ".out", out, sizeof(out)));
+	TH_LOG("l2-run (status %#x):\n%s", status, out);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	EXPECT_TRUE(released);
+	EXPECT_TRUE(has(out, "KVMAI-UNCORE perf-exit 0"));
+	EXPECT_FALSE(has(out, "KVMAI-UNCORE kmsg"));
+	EXPECT_FALSE(has(out, "KVMAI-UNCORE no uncore pmu"));
+	EXPECT_TRUE(has(out, "KVMAI-UNCORE done"));
 }
 
 TEST_HARNESS_MAIN
