@@ -178,6 +178,38 @@ TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
 	EXPECT_FALSE(l3_control_holds(0x1));
 }
 
+/*
+ * As an operator starts a VM with the units attached, in the background:
+ * "l2-run" with scenario @scenario and work directory @work, its output in
+ * @work.out; self->l2 is that l2-run.
+ */
+static void start_l2_attached(struct __test_metadata *_metadata, FIXTURE_DATA(l2unc) *self,
+			      const char *work, const char *scenario)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "l2-run -w %s -q " KVMAI_QEMU " -s %s -a no-kvmapf -C host,+topoext"
+		 " -A kvm,uncore-fds=3:4 -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		 " -x '" KVMAICTL " pmu exec l2 --' > %s.out 2>&1",
+		 work, scenario, self->cpus, work);
+	self->l2 = fork();
+	ASSERT_LE(0, self->l2);
+	if (!self->l2) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+}
+
+/* The host takes the units back, under the running guest: true. */
+static bool release_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2unc) *self)
+{
+	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
+
+	EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0));
+	return true;
+}
+
 /* msr_reads' line for @mode after @prefix: reads per second, refusals, ns per read. */
 static int msr_reads_of(const char *out, const char *prefix, const char *mode,
 			double *per_s, unsigned long *refused, double *ns)
@@ -230,20 +262,9 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 	double att_reads, rev_reads, att_per_read, rev_per_read;
 	unsigned long att_refused, rev_refused, none_refused;
 	static char out[65536];
-	char cmd[1024];
 	int status = -1;
 
-	snprintf(cmd, sizeof(cmd),
-		 "l2-run -w " READS_WORK " -q " KVMAI_QEMU " -s l2-uncore-reads -a no-kvmapf"
-		 " -C host,+topoext -A kvm,uncore-fds=3:4"
-		 " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		 " -x '" KVMAICTL " pmu exec l2 --' > " READS_WORK ".out 2>&1", self->cpus);
-	self->l2 = fork();
-	ASSERT_LE(0, self->l2);
-	if (!self->l2) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	start_l2_attached(_metadata, self, READS_WORK, "l2-uncore-reads");
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!none && reads_announced("KVMAI-UNCORE begin none")) {
@@ -251,11 +272,7 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 		} else if (!attached && reads_announced("KVMAI-UNCORE begin msr")) {
 			attached = kt_exits_window(&a0, &a1, WINDOW_START_US, WINDOW_US);
 		} else if (!released && reads_announced("KVMAI-UNCORE revoke-now")) {
-			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
-
-			EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
-						    NULL, 0));
-			released = true;
+			released = release_l2(_metadata, self);
 		} else if (!revoked && reads_announced("KVMAI-UNCORE begin revoked")) {
 			revoked = kt_exits_window(&r0, &r1, WINDOW_START_US, WINDOW_US);
 		}
@@ -300,28 +317,12 @@ TEST_F_TIMEOUT(l2unc, guest_perf_survives_revocation, 600)
 {
 	static char out[65536];
 	bool released = false;
-	char cmd[1024];
 	int status = -1;
 
-	snprintf(cmd, sizeof(cmd),
-		 "l2-run -w " REVOKE_WORK " -q " KVMAI_QEMU " -s l2-uncore-revoke -a no-kvmapf"
-		 " -C host,+topoext -A kvm,uncore-fds=3:4"
-		 " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		 " -x '" KVMAICTL " pmu exec l2 --' > " REVOKE_WORK ".out 2>&1", self->cpus);
-	self->l2 = fork();
-	ASSERT_LE(0, self->l2);
-	if (!self->l2) {
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	start_l2_attached(_metadata, self, REVOKE_WORK, "l2-uncore-revoke");
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
-		if (!released && kt_file_has(REVOKE_WORK "/results.log", "KVMAI-UNCORE revoke-now")) {
-			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
-
-			EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
-						    NULL, 0));
-			released = true;
-		}
+		if (!released && kt_file_has(REVOKE_WORK "/results.log", "KVMAI-UNCORE revoke-now"))
+			released = release_l2(_metadata, self);
 		usleep(100000);
 	}
 	self->l2 = -1;
