@@ -49,7 +49,7 @@ vm-payload: all
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
 		 $(BUILD)/vm-payload/guest
-	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko $(wildcard kmod/mock/kvmai_mock_counters.ko) \
+	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko kmod/mock/kvmai_mock_vfbus.ko $(wildcard kmod/mock/kvmai_mock_counters.ko) \
 	   $(wildcard kmod/compat/*.ko) $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \
 	   $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
