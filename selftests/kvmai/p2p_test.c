@@ -60,6 +60,15 @@ FIXTURE_TEARDOWN(p2p)
 
 	if (!self->sk)
 		return;
+	/* A VF case that stopped half-way: its VFs, then the mock that moved them. */
+	if (access("/sys/module/kvmai_mock_vfbus", F_OK) == 0) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs",
+			 kt_bdf("nic3"));
+		sysfs_write_ret(path, "0");
+		system("rmmod kvmai_mock_vfbus");
+	}
 	/* Whatever a test left behind goes now; the host must be as before. */
 	kvmai_module_unload();
 	snap_take(&after);
@@ -750,23 +759,36 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	pci_bind(kt_bdf("foreign1"), "vfio-pci");
 }
 
+/* Test-only: an SR-IOV PF whose VFs sit on the next bus (kmod/mock). */
+#define VFBUS_MOCK_PATH "/kvmai/kvmai_mock_vfbus.ko"
+
 /*
  * VFs created while a direct group is enabled are strangers below the
- * bridge where its traffic turns around: the group closes.  QEMU puts an
- * igb's VFs on its PF's bus; VFs on a virtual bus of their own (routing
- * IDs past the PF's bus) are found the same way, by walking every PCI
- * device up to the nearest bus with a bridge (topo.c), but QEMU cannot
- * build them.
+ * bridge where its traffic turns around: the group closes, and enabling it
+ * again is refused, naming a VF.  With @vbus the VFs get routing IDs on
+ * the bus after their PF's, as the VFs of a PF with many of them do: the
+ * kernel puts them on a virtual bus that no bridge leads to and that
+ * pci_walk_bus() never visits, yet they are below the PF's port.
  */
-TEST_F(p2p, vfs_created_below_direct_group_disable_it)
+static void vfs_below_direct_group(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(p2p) *self, bool vbus)
 {
 	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
-	char path[128];
+	char path[128], cmd[192], vf[PATH_MAX], offset[96];
+	unsigned int pf_bus, vf_bus;
+	long offset_was;
 
 	NEED_DIRECT(self);
+	snprintf(offset, sizeof(offset), "/sys/bus/pci/devices/%s/sriov_offset", kt_bdf("nic3"));
+	offset_was = sysfs_read_long(offset);
+	ASSERT_LT(0, offset_was);
 	ASSERT_EQ(0, sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "Y"));
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("foreign1"));
 	sysfs_write(path, "1");
+	if (vbus) {
+		snprintf(cmd, sizeof(cmd), "insmod %s pf=%s", VFBUS_MOCK_PATH, kt_bdf("nic3"));
+		ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
+	}
 	ASSERT_EQ(0, make_group(self, "gv", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
@@ -774,6 +796,14 @@ TEST_F(p2p, vfs_created_below_direct_group_disable_it)
 
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
 	ASSERT_EQ(0, sysfs_write_ret(path, "2"));
+	/* Where the kernel put the first VF: the PF's bus, or the next. */
+	snprintf(cmd, sizeof(cmd), "/sys/bus/pci/devices/%s/virtfn0", kt_bdf("nic3"));
+	ASSERT_LT(0, readlink(cmd, vf, sizeof(vf) - 1));
+	vf[sizeof(vf) - 1] = '\0';
+	ASSERT_EQ(1, sscanf(kt_bdf("nic3"), "%*x:%x:", &pf_bus));
+	ASSERT_EQ(1, sscanf(basename(vf), "%*x:%x:", &vf_bus)) TH_LOG("virtfn0 -> %s", vf);
+	EXPECT_EQ(pf_bus + vbus, vf_bus) TH_LOG("virtfn0 -> %s", vf);
+
 	ASSERT_EQ(0, get_group(self, "gv"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	EXPECT_EQ(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
@@ -781,11 +811,28 @@ TEST_F(p2p, vfs_created_below_direct_group_disable_it)
 	/* Enabling again is refused, naming a VF. */
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_NE(NULL, strstr(self->ext, "is not a member")) TH_LOG("extack: %s", self->ext);
+	/* ...a device on the VFs' bus: nic3 itself is a member. */
+	snprintf(cmd, sizeof(cmd), "%.5s%02x:", kt_bdf("nic3"), vf_bus);
+	EXPECT_NE(NULL, strstr(self->ext, cmd)) TH_LOG("extack: %s (want %s)", self->ext, cmd);
 
 	ASSERT_EQ(0, sysfs_write_ret(path, "0"));
+	/* Once its VFs are gone the mock lets go of the PF, as it found it. */
+	if (vbus)
+		EXPECT_EQ(0, system("rmmod kvmai_mock_vfbus"));
+	EXPECT_EQ(offset_was, sysfs_read_long(offset));
 	sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "N");
 	sysfs_write("/sys/bus/pci/rescan", "1");
 	pci_bind(kt_bdf("foreign1"), "vfio-pci");
+}
+
+TEST_F(p2p, vfs_created_below_direct_group_disable_it)
+{
+	vfs_below_direct_group(_metadata, self, false);
+}
+
+TEST_F(p2p, vfs_on_a_virtual_bus_below_direct_group_disable_it)
+{
+	vfs_below_direct_group(_metadata, self, true);
 }
 
 /*
