@@ -43,6 +43,7 @@
 #include <linux/slab.h>
 #include <linux/topology.h>
 
+#include <asm/processor.h>
 #include <asm/uncore_guest.h>
 
 #include "kvmai_mock.h"
@@ -64,6 +65,8 @@ struct mock_pmu {
 	unsigned int pairs;
 	u32 rdpmc;		/* first RDPMC index of its counters */
 	u32 ctl_flags;		/* extra flags of its control ranges */
+	u64 ctl_mask;		/* what a control may hold but enable */
+	bool l3;		/* plays AMD's L3: its control mask */
 	enum uncore_guest_scope scope;
 	bool uncore;
 	bool registered;
@@ -145,7 +148,7 @@ static int mock_add(struct perf_event *event, int flags)
 	u64 *ctl = mock_reg(mp, mp->msr), *ctr = mock_reg(mp, mp->msr + 1);
 
 	if (ctl && ctr) {
-		WRITE_ONCE(*ctl, (event->attr.config & MOCK_CTL_MASK) | MOCK_CTL_EN);
+		WRITE_ONCE(*ctl, (event->attr.config & mp->ctl_mask) | MOCK_CTL_EN);
 		WRITE_ONCE(*ctr, READ_ONCE(*ctr) + MOCK_HOST_COUNT);
 	}
 	return 0;
@@ -173,6 +176,23 @@ static void mock_read(struct perf_event *event)
 {
 }
 
+/*
+ * What AMD's L3 driver sets in a control besides the event, by family:
+ * from 17h the slices and threads it counts, from 19h as a thread mask,
+ * slice id, core id and "all" bits.  A guest's driver writes them as the
+ * host's would, and the series offers AMD's L3 to guests with the same
+ * mask, so the mock takes it too on the AMD family it runs on.
+ */
+static u64 mock_l3_ctl_mask(void)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_AMD || boot_cpu_data.x86 < 0x17)
+		return MOCK_CTL_MASK;
+	if (boot_cpu_data.x86 <= 0x18)
+		return MOCK_CTL_MASK | AMD64_L3_SLICE_MASK | AMD64_L3_THREAD_MASK;
+	return MOCK_CTL_MASK | AMD64_L3_F19H_THREAD_MASK | AMD64_L3_SLICEID_MASK |
+	       AMD64_L3_EN_ALL_CORES | AMD64_L3_EN_ALL_SLICES | AMD64_L3_COREID_MASK;
+}
+
 static struct mock_pmu mock_pmus[] = {
 	/*
 	 * Its controls choose the threads counted, and it counts for the
@@ -180,7 +200,7 @@ static struct mock_pmu mock_pmus[] = {
 	 * per package whatever the scope says.)
 	 */
 	{ .name = "mock_uncore_l3", .msr = MOCK_L3_MSR, .pairs = MOCK_L3_PAIRS,
-	  .rdpmc = 10, .uncore = true, .ctl_flags = UNCORE_GUEST_MSR_CORE_SELECT,
+	  .rdpmc = 10, .uncore = true, .l3 = true, .ctl_flags = UNCORE_GUEST_MSR_CORE_SELECT,
 	  .scope = UNCORE_GUEST_SCOPE_LLC },
 	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
 	  .rdpmc = 6, .uncore = true, .scope = UNCORE_GUEST_SCOPE_PKG },
@@ -268,7 +288,7 @@ static int mock_offer(struct mock_pmu *mp)
 		ranges[2 * i] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + 2 * i, .nr = 1,
 			.flags = UNCORE_GUEST_MSR_WRITE | mp->ctl_flags,
-			.write_mask = MOCK_CTL_MASK,
+			.write_mask = mp->ctl_mask,
 		};
 		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + 2 * i + 1, .nr = 1,
@@ -320,6 +340,7 @@ static int __init mock_init(void)
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		struct mock_pmu *mp = &mock_pmus[i];
 
+		mp->ctl_mask = mp->l3 ? mock_l3_ctl_mask() : MOCK_CTL_MASK;
 		mp->pmu = (struct pmu) {
 			.module = THIS_MODULE,
 			.task_ctx_nr = perf_invalid_context,
