@@ -17,7 +17,8 @@ Stages (each timed):
            check-nested'), see NESTED_SELFTESTS
   nested-pmu  nested_uncore_test alone on the patched kernel (its L2
            guests run without async page faults), which has the uncore
-           capability the test needs
+           capability the test needs, in an emulated host with an EPYC
+           CPU model (vmhost.py --uncore-guests)
   libvirt  the libvirt_* kselftests: Debian's libvirtd in an emulated host
            booted for it (vmhost.py --libvirt, 6.12) starts domains whose
            kvm-ai metadata kvmaictl's hook applies
@@ -325,7 +326,8 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
                 f"kvmai.selftests={args.selftests or LIBVIRT_SELFTESTS}"]
     elif nested:
         default = NESTED_PMU_SELFTESTS if stage == "nested-pmu" else NESTED_SELFTESTS
-        cmd += ["--nested", "--append", f"kvmai.selftests={args.selftests or default}"]
+        cmd += ["--uncore-guests" if stage == "nested-pmu" else "--nested",
+                "--append", f"kvmai.selftests={args.selftests or default}"]
         # kvm-ai's patched QEMU (make qemu), for the cases that need it;
         # without it they fail saying so.
         qdir = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "dir"], capture_output=True,

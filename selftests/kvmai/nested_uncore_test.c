@@ -103,12 +103,17 @@ static bool has(const char *out, const char *line)
 	return strstr(out, line) != NULL;
 }
 
+/* AMD's event select in an uncore control: bits 0-7 and 32-35. */
+#define AMD_EVENT_SELECT 0xf000000ffULL
+#define AMD_CTL_ENABLE (1ULL << 22)
+
 /*
- * Whether a control of the mock L3 unit, on any package, holds @config:
- * what the guest's driver leaves there when perf stops its event (the
- * event without the enable bit), written through KVM and the registry.
+ * A control of the mock L3 unit, on any package, that selects @event, in
+ * @ctl: what the guest's driver leaves there when perf stops its event
+ * (the event and, from family 17h, the threads and slices it counts,
+ * without the enable bit), written through KVM and the registry.
  */
-static bool l3_control_holds(uint64_t config)
+static bool l3_control_holds(uint64_t event, uint64_t *ctl)
 {
 	uint64_t val;
 	long writes;
@@ -117,13 +122,32 @@ static bool l3_control_holds(uint64_t config)
 	for (pkg = 0; pkg < 4; pkg++)
 		for (i = 0; i < 6; i++)
 			if (!kt_mock_reg("mock_uncore_l3", pkg, KT_MOCK_L3_CTL0 + 2 * i,
-					 &val, &writes) && val == config)
+					 &val, &writes) && val && (val & AMD_EVENT_SELECT) == event) {
+				*ctl = val;
 				return true;
+			}
 	return false;
+}
+
+/* The emulated host's CPU family; -cpu host gives L2 the same. */
+static unsigned int cpu_family(void)
+{
+	char line[256];
+	unsigned int family = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "cpu family : %u", &family) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return family;
 }
 
 TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 {
+	bool zen = cpu_family() >= 0x17;
+	uint64_t ctl = 0;
 	int rc;
 
 	rc = kt_sh(self->out, sizeof(self->out),
@@ -132,21 +156,25 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 		   " -x '" KVMAICTL " pmu exec l2 --'", self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
-	/* Linux names them amd_l2/amd_nb below family 17h, amd_l3/amd_df above. */
-	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE pmu amd_l3") ||
-		    has(self->out, "KVMAI-UNCORE pmu amd_l2"));
-	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE pmu amd_df") ||
-		    has(self->out, "KVMAI-UNCORE pmu amd_nb"));
+	/* Linux names them amd_l2/amd_nb below family 17h, amd_l3/amd_df from it. */
+	TH_LOG("emulated host: CPU family 0x%x", cpu_family());
+	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_l3" : "KVMAI-UNCORE pmu amd_l2"));
+	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_df" : "KVMAI-UNCORE pmu amd_nb"));
 	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE perf-exit 0"));
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE kmsg"));
 	EXPECT_FALSE(has(self->out, "<not supported>"));
 	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE done"));
-	/* perf's event=0x1 reached the unit (until the release scrubs it). */
-	EXPECT_TRUE(l3_control_holds(0x1));
+	/* perf's event=0x1 reached the unit (until the release scrubs it)... */
+	ASSERT_TRUE(l3_control_holds(0x1, &ctl));
+	TH_LOG("mock L3 control: 0x%llx", (unsigned long long)ctl);
+	/* ...and from 17h with the threads and slices the driver chose. */
+	if (zen)
+		EXPECT_NE(0, ctl & ~(AMD_EVENT_SELECT | AMD_CTL_ENABLE));
 }
 
 TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
 {
+	uint64_t ctl;
 	int rc;
 
 	rc = kt_sh(self->out, sizeof(self->out), "l2-run " L2_ARGS);
@@ -154,7 +182,7 @@ TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
 	ASSERT_EQ(0, rc);
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE pmu "));
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE kmsg"));
-	EXPECT_FALSE(l3_control_holds(0x1));
+	EXPECT_FALSE(l3_control_holds(0x1, &ctl));
 	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE done"));
 }
 
@@ -166,6 +194,7 @@ TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
  */
 TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
 {
+	uint64_t ctl;
 	int rc;
 
 	rc = kt_sh(self->out, sizeof(self->out),
@@ -175,7 +204,7 @@ TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
 	EXPECT_EQ(3, rc);
 	EXPECT_TRUE(has(self->out, "uncore-fds: cannot attach descriptor 3: Invalid argument"));
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE pmu "));
-	EXPECT_FALSE(l3_control_holds(0x1));
+	EXPECT_FALSE(l3_control_holds(0x1, &ctl));
 }
 
 /*

@@ -92,13 +92,17 @@ class Topology:
             if d.get("role") not in ("gpu", "nic", "other"):
                 die(f"{path}: device '{d['name']}': role must be gpu, nic or other")
 
-    def nested_machine(self):
+    def nested_machine(self, uncore=False):
         """The emulated host as it boots to run guests of its own: [nested]
-        may give it fewer vCPUs and its own TCG threading (see aihost.toml)."""
+        may give it fewer vCPUs and its own TCG threading (see aihost.toml),
+        and with @uncore the CPU model for guests that use AMD's uncore PMUs."""
         nested = self.cfg.get("nested") or die("no [nested] section in the topology")
         for key in ("cpus", "tcg_thread"):
             if f"l1_{key}" in nested:
                 self.machine[key] = nested[f"l1_{key}"]
+        if uncore:
+            self.machine["cpu"] = nested.get("l1_uncore_cpu") or \
+                die("no l1_uncore_cpu in the topology's [nested]")
         if "l1_cmdline" in nested:
             self.machine["cmdline"] += " " + nested["l1_cmdline"]
 
@@ -118,7 +122,7 @@ class Topology:
         args = ["-machine", "q35,kernel-irqchip=split", "-accel", f"tcg,thread={thread}",
                 # One socket per NUMA node, as on a real multi-socket host (and
                 # so the kernel finds no cache shared across nodes).
-                "-cpu", "max", "-smp", f"{cpus},sockets={nodes},cores={cpus // nodes},threads=1",
+                "-cpu", m.get("cpu", "max"), "-smp", f"{cpus},sockets={nodes},cores={cpus // nodes},threads=1",
                 "-m", f"{mem}M",
                 "-nodefaults", "-display", "none", "-no-reboot"]
         for n in range(nodes):
@@ -457,9 +461,9 @@ def build_payload(payload_dir, devmap, out):
 def boot(args):
     topo = Topology(args.topology)
     # libvirt starts its domains under KVM: a host that can run guests.
-    args.nested = args.nested or args.libvirt
+    args.nested = args.nested or args.libvirt or args.uncore_guests
     if args.nested:
-        topo.nested_machine()
+        topo.nested_machine(args.uncore_guests)
     kernel = Kernel(args.kernel_dir)
     qargs, devmap = topo.qemu_args(args.tcg_thread)
 
@@ -599,6 +603,9 @@ def main():
     ap.add_argument("--kvmai-qemu", metavar="PATH",
                     help="with --nested: kvm-ai's patched QEMU (tools/devenv/qemu.sh) for "
                          "the emulated host, as /usr/libexec/kvmai/qemu-system-x86_64")
+    ap.add_argument("--uncore-guests", action="store_true",
+                    help="as --nested, on [nested]'s l1_uncore_cpu, for guests that use "
+                         "AMD's uncore PMU drivers")
     ap.add_argument("--libvirt", action="store_true",
                     help="add libvirtd, virsh and kvm-ai's hook (implies --nested)")
     ap.add_argument("-v", "--verbose", action="store_true")
