@@ -61,13 +61,13 @@ FIXTURE_TEARDOWN(p2p)
 	if (!self->sk)
 		return;
 	/* A VF case that stopped half-way: its VFs, then the mock that moved them. */
-	if (access("/sys/module/kvmai_mock_vfbus", F_OK) == 0) {
+	if (kvmai_mock_vfbus_loaded()) {
 		char path[128];
 
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs",
 			 kt_bdf("nic3"));
 		sysfs_write_ret(path, "0");
-		system("rmmod kvmai_mock_vfbus");
+		kvmai_mock_vfbus_unload();
 	}
 	/* Whatever a test left behind goes now; the host must be as before. */
 	kvmai_module_unload();
@@ -759,9 +759,6 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	pci_bind(kt_bdf("foreign1"), "vfio-pci");
 }
 
-/* Test-only: an SR-IOV PF whose VFs sit on the next bus (kmod/mock). */
-#define VFBUS_MOCK_PATH "/kvmai/kvmai_mock_vfbus.ko"
-
 /*
  * VFs created while a direct group is enabled are strangers below the
  * bridge where its traffic turns around: the group closes, and enabling it
@@ -785,10 +782,8 @@ static void vfs_below_direct_group(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "Y"));
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("foreign1"));
 	sysfs_write(path, "1");
-	if (vbus) {
-		snprintf(cmd, sizeof(cmd), "insmod %s pf=%s", VFBUS_MOCK_PATH, kt_bdf("nic3"));
-		ASSERT_EQ(0, system(cmd)) TH_LOG("%s", cmd);
-	}
+	if (vbus)
+		ASSERT_EQ(0, kvmai_mock_vfbus_load(kt_bdf("nic3")));
 	ASSERT_EQ(0, make_group(self, "gv", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED))
 		TH_LOG("%s", self->ext);
@@ -818,7 +813,7 @@ static void vfs_below_direct_group(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, sysfs_write_ret(path, "0"));
 	/* Once its VFs are gone the mock lets go of the PF, as it found it. */
 	if (vbus)
-		EXPECT_EQ(0, system("rmmod kvmai_mock_vfbus"));
+		EXPECT_EQ(0, kvmai_mock_vfbus_unload());
 	EXPECT_EQ(offset_was, sysfs_read_long(offset));
 	sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "N");
 	sysfs_write("/sys/bus/pci/rescan", "1");

@@ -22,6 +22,8 @@ struct nl_msg;
 #define KVMAI_MOCK_PATH "/kvmai/kvmai_mock_pmu.ko"
 /* Test-only counter pages (kmod/mock), on kernels with mediated devices. */
 #define KVMAI_MOCK_COUNTERS_PATH "/kvmai/kvmai_mock_counters.ko"
+/* Test-only: an SR-IOV PF whose VFs sit on the next bus (kmod/mock). */
+#define KVMAI_MOCK_VFBUS_PATH "/kvmai/kvmai_mock_vfbus.ko"
 
 struct kvmai_dev {
 	char name[32];
@@ -84,6 +86,10 @@ int kvmai_module_unload(void);
 bool kvmai_mock_loaded(void);
 int kvmai_mock_load(void);
 int kvmai_mock_unload(void);
+/* kvmai_mock_vfbus for the PF at BDF @pf: 0 or -EIO. */
+bool kvmai_mock_vfbus_loaded(void);
+int kvmai_mock_vfbus_load(const char *pf);
+int kvmai_mock_vfbus_unload(void);
 
 struct kvmai_status {
 	char version[64];

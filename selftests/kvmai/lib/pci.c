@@ -356,6 +356,24 @@ int kvmai_mock_counters_unload(void)
 	return module_unload("kvmai_mock_counters");
 }
 
+bool kvmai_mock_vfbus_loaded(void)
+{
+	return module_loaded("kvmai_mock_vfbus");
+}
+
+int kvmai_mock_vfbus_load(const char *pf)
+{
+	char params[64];
+
+	snprintf(params, sizeof(params), "pf=%s", pf);
+	return module_load_params("kvmai_mock_vfbus", KVMAI_MOCK_VFBUS_PATH, params);
+}
+
+int kvmai_mock_vfbus_unload(void)
+{
+	return module_unload("kvmai_mock_vfbus");
+}
+
 int sysfs_write_ret(const char *path, const char *val)
 {
 	FILE *f = fopen(path, "w");
