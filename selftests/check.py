@@ -29,6 +29,14 @@ Stages (each timed):
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
 
+Stages joined by '+' run at the same time, the first in this process and
+each other in a child check.py, whose output follows the first's.  The
+emulated hosts of vm and vm-kernel run on one host thread (single-threaded
+TCG), so the default gives each a stage beside it that leaves them a
+core: patches (checkpatch, a few compiles) and deb (mostly waiting for the
+archive, then compiles).  The nested and libvirt stages' emulated hosts
+use both cores and run alone.
+
 vm and vm-kernel run the same cases on two kernels, as do nested and
 nested-kernel.  A case that skips
 because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP KVM
@@ -39,6 +47,7 @@ emulated host lacks should remain skipped.
 """
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -87,6 +96,26 @@ class Tally:
 
     def summary(self):
         return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
+
+    # A child check.py's counts, kernel-feature skips still held, go to
+    # its parent as JSON (--tally-out), which settles them with its own.
+    FIELDS = ("passed", "failed", "skipped", "failures", "retries", "kernel_skips",
+              "passed_on")
+
+    def save(self, path):
+        Path(path).write_text(json.dumps({k: getattr(self, k) for k in self.FIELDS}))
+
+    def merge(self, path):
+        other = json.loads(Path(path).read_text())
+        self.passed += other["passed"]
+        self.failed += other["failed"]
+        self.skipped += other["skipped"]
+        self.failures += other["failures"]
+        self.retries += other["retries"]
+        for name, stages in other["kernel_skips"].items():
+            self.kernel_skips.setdefault(name, []).extend(stages)
+        for name, stage in other["passed_on"].items():
+            self.passed_on.setdefault(name, stage)
 
 
 def stage_unit(tally, args):
@@ -365,39 +394,86 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
         tally.add(stage, "emulated host", "fail", f"vmhost exit {rc}")
 
 
+STAGES = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
+          "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
+          "nested": stage_nested, "nested-kernel": stage_nested_kernel,
+          "nested-pmu": stage_nested_pmu,
+          "libvirt": stage_libvirt, "libvirt-kernel": stage_libvirt_kernel,
+          "deb": stage_deb}
+
+
+def run_stage(tally, args, name):
+    before = (tally.passed, tally.failed, tally.skipped)
+    t0 = time.monotonic()
+    print(f"check: {name} ...", flush=True)
+    STAGES[name](tally, args)
+    p, f, s = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
+    held = sum(name in st for st in tally.kernel_skips.values())
+    print(f"check: {name}: {p} passed, {f} failed, {s} skipped"
+          + (f", {held} for the other kernel" if held else "")
+          + f" in {time.monotonic() - t0:.1f}s", flush=True)
+
+
+def run_beside(args, name, workdir):
+    """Stage @name in a child check.py; its output and counts go to @workdir."""
+    cmd = [sys.executable, __file__, "--ksrc", args.ksrc, "--stages", name,
+           "--tally-out", str(workdir / f"{name}.json")]
+    if args.selftests:
+        cmd += ["--selftests", args.selftests]
+    if args.verbose:
+        cmd.append("-v")
+    with open(workdir / f"{name}.log", "w") as out:
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+
+
+def run_group(tally, args, names):
+    """The first stage here, the others beside it in children, each
+    child's output printed once the first stage is done."""
+    workdir = TOP / "build/check"
+    workdir.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    children = [(name, run_beside(args, name, workdir)) for name in names[1:]]
+    run_stage(tally, args, names[0])
+    for name, child in children:
+        rc = child.wait()
+        print((workdir / f"{name}.log").read_text(), end="", flush=True)
+        result = workdir / f"{name}.json"
+        if result.exists():
+            tally.merge(result)
+            result.unlink()
+        else:
+            tally.add(name, "stage", "fail", f"check.py for it exited {rc} with no counts")
+    print(f"check: {'+'.join(names)} together in {time.monotonic() - t0:.1f}s", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
     # nested-kernel runs on request (make check-nested), see NESTED_SELFTESTS.
     ap.add_argument("--stages",
-                    default="unit,spec,host,patches,vm,vm-kernel,nested,nested-pmu,libvirt,"
-                            "libvirt-kernel,deb")
+                    default="unit,spec,host,vm+patches,vm-kernel+deb,nested,nested-pmu,libvirt,"
+                            "libvirt-kernel")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--tally-out", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
-    stages = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
-              "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
-              "nested": stage_nested, "nested-kernel": stage_nested_kernel,
-              "nested-pmu": stage_nested_pmu,
-              "libvirt": stage_libvirt, "libvirt-kernel": stage_libvirt_kernel,
-              "deb": stage_deb}
-    tally = Tally()
-    t_all = time.monotonic()
-    for name in args.stages.split(","):
-        if name not in stages:
+    groups = [step.split("+") for step in args.stages.split(",")]
+    for name in sum(groups, []):
+        if name not in STAGES:
             print(f"check: unknown stage '{name}'", file=sys.stderr)
             return 2
-        before = (tally.passed, tally.failed, tally.skipped)
-        t0 = time.monotonic()
-        print(f"check: {name} ...", flush=True)
-        stages[name](tally, args)
-        p, f, s = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
-        held = sum(name in st for st in tally.kernel_skips.values())
-        print(f"check: {name}: {p} passed, {f} failed, {s} skipped"
-              + (f", {held} for the other kernel" if held else "")
-              + f" in {time.monotonic() - t0:.1f}s", flush=True)
+    tally = Tally()
+    t_all = time.monotonic()
+    for names in groups:
+        if len(names) == 1:
+            run_stage(tally, args, names[0])
+        else:
+            run_group(tally, args, names)
+    if args.tally_out:
+        tally.save(args.tally_out)
+        return 0
     for line in tally.settle_kernel_skips():
         print(f"check: ran on one kernel only: {line}")
     for f in tally.failures:
