@@ -32,10 +32,10 @@ anything failed.  A stage that cannot run at all counts as one failure, named.
 Stages joined by '+' run at the same time, the first in this process and
 each other in a child check.py, whose output follows the first's.  The
 emulated hosts of vm and vm-kernel run on one host thread (single-threaded
-TCG), so the default gives each a stage beside it that leaves them a
-core: patches (checkpatch, a few compiles) and deb (mostly waiting for the
-archive, then compiles).  The nested and libvirt stages' emulated hosts
-use both cores and run alone.
+TCG), so the default gives each a stage beside it, at the lowest CPU
+priority, that takes what the emulated host leaves: patches (checkpatch,
+a few compiles) and deb (the archive, compiles, DKMS builds).  The nested
+and libvirt stages' emulated hosts use both cores and run alone.
 
 vm and vm-kernel run the same cases on two kernels, as do nested and
 nested-kernel.  A case that skips
@@ -415,9 +415,11 @@ def run_stage(tally, args, name):
 
 
 def run_beside(args, name, workdir):
-    """Stage @name in a child check.py; its output and counts go to @workdir."""
-    cmd = [sys.executable, __file__, "--ksrc", args.ksrc, "--stages", name,
-           "--tally-out", str(workdir / f"{name}.json")]
+    """Stage @name in a child check.py; its output and counts go to @workdir.
+    At the lowest CPU priority: the emulated host beside it keeps its core
+    (deb at the same priority compiled on both and slowed vm-kernel by half)."""
+    cmd = ["nice", "-n", "19", sys.executable, __file__, "--ksrc", args.ksrc,
+           "--stages", name, "--tally-out", str(workdir / f"{name}.json")]
     if args.selftests:
         cmd += ["--selftests", args.selftests]
     if args.verbose:
