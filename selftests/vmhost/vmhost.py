@@ -249,7 +249,9 @@ def cached_part(name, key_material, fill):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         fill(root)
-        tmp_out = out.with_suffix(".tmp")
+        # Two emulated hosts booting at once may fill the same part: each
+        # writes its own file, and the rename keeps one whole.
+        tmp_out = out.with_suffix(f".tmp{os.getpid()}")
         cpio_gz(root, tmp_out)
         tmp_out.rename(out)
     return out
