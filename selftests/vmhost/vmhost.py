@@ -43,7 +43,7 @@ INIT_MARK = "KVMAI-INIT "
 # silence_s (aihost.toml), or the guest reset with no word from its kernel
 # (see emulator_failure()).  check.py boots once more on it.
 EXIT_QEMU_CRASHED = 3
-RCU_STALL = re.compile(rb"rcu: INFO: rcu_\w+ (self-)?detected stalls?")
+RCU_STALL = re.compile(r"rcu: INFO: rcu_\w+ (self-)?detected stalls?", re.A)
 # An emulated-host vCPU that stays in an L2 guest's guest mode: the task
 # the watchdog names is the L2 guest's QEMU.  Under TCG's nested SVM it
 # never came out (2026-11-27: reported every 28 s for 470 s, nothing else
@@ -535,9 +535,9 @@ def boot(args):
     heard, last_sizes = time.monotonic(), None
     while True:
         done = qemu.poll() is not None
-        sizes = (len(console_news(console.read_text(errors="replace")))
-                 if console.exists() else 0,
-                 results.stat().st_size if results.exists() else 0)
+        # One read of the console a poll, for both the silence and the stall.
+        text = console.read_text(errors="replace") if console.exists() else ""
+        sizes = (len(console_news(text)), results.stat().st_size if results.exists() else 0)
         if sizes != last_sizes:
             heard, last_sizes = time.monotonic(), sizes
         elif not done and time.monotonic() - heard > silence:
@@ -545,7 +545,7 @@ def boot(args):
             qemu.kill()
             qemu.wait()
             break
-        if not done and console.exists() and RCU_STALL.search(console.read_bytes()):
+        if not done and RCU_STALL.search(text):
             stalled = True
             qemu.kill()
             qemu.wait()
