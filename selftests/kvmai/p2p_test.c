@@ -771,7 +771,7 @@ static void vfs_below_direct_group(struct __test_metadata *_metadata,
 				   FIXTURE_DATA(p2p) *self, bool vbus)
 {
 	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
-	char path[128], cmd[192], vf[PATH_MAX], offset[96];
+	char path[128], link[128], want[16], vf[PATH_MAX], offset[96];
 	unsigned int pf_bus, vf_bus;
 	long offset_was;
 
@@ -792,8 +792,8 @@ static void vfs_below_direct_group(struct __test_metadata *_metadata,
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
 	ASSERT_EQ(0, sysfs_write_ret(path, "2"));
 	/* Where the kernel put the first VF: the PF's bus, or the next. */
-	snprintf(cmd, sizeof(cmd), "/sys/bus/pci/devices/%s/virtfn0", kt_bdf("nic3"));
-	ASSERT_LT(0, readlink(cmd, vf, sizeof(vf) - 1));
+	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s/virtfn0", kt_bdf("nic3"));
+	ASSERT_LT(0, readlink(link, vf, sizeof(vf) - 1));
 	vf[sizeof(vf) - 1] = '\0';
 	ASSERT_EQ(1, sscanf(kt_bdf("nic3"), "%*x:%x:", &pf_bus));
 	ASSERT_EQ(1, sscanf(basename(vf), "%*x:%x:", &vf_bus)) TH_LOG("virtfn0 -> %s", vf);
@@ -807,8 +807,8 @@ static void vfs_below_direct_group(struct __test_metadata *_metadata,
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_NE(NULL, strstr(self->ext, "is not a member")) TH_LOG("extack: %s", self->ext);
 	/* ...a device on the VFs' bus: nic3 itself is a member. */
-	snprintf(cmd, sizeof(cmd), "%.5s%02x:", kt_bdf("nic3"), vf_bus);
-	EXPECT_NE(NULL, strstr(self->ext, cmd)) TH_LOG("extack: %s (want %s)", self->ext, cmd);
+	snprintf(want, sizeof(want), "%.5s%02x:", kt_bdf("nic3"), vf_bus);
+	EXPECT_NE(NULL, strstr(self->ext, want)) TH_LOG("extack: %s (want %s)", self->ext, want);
 
 	ASSERT_EQ(0, sysfs_write_ret(path, "0"));
 	/* Once its VFs are gone the mock lets go of the PF, as it found it. */
