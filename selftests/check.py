@@ -35,7 +35,9 @@ emulated hosts of vm and vm-kernel run on one host thread (single-threaded
 TCG), so the default gives each a stage beside it, at the lowest CPU
 priority, that takes what the emulated host leaves: patches (checkpatch,
 a few compiles) and deb (the archive, compiles, DKMS builds).  The nested
-and libvirt stages' emulated hosts use both cores and run alone.
+and libvirt stages run alone: their emulated hosts run two vCPU threads
+(multi-threaded TCG), and two such hosts on two cores is where TCG's
+vCPUs stall; paired, they saved under 2 minutes (testing.rst).
 
 vm and vm-kernel run the same cases on two kernels, as do nested and
 nested-kernel.  A case that skips
