@@ -4,6 +4,8 @@
 #include <exception>
 #include <sstream>
 
+#include "escape.h"
+
 namespace po = boost::program_options;
 
 namespace kvmaictl {
@@ -224,7 +226,11 @@ po::variables_map parse_args(const Args& args, const po::options_description& op
   return vm;
 }
 
-int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportFactory& connect) {
+int run(const Args& argv, std::ostream& raw_out, std::ostream& raw_err,
+        const TransportFactory& connect) {
+  // Everything written from here on may quote other parties (escape.h).
+  EscapedStream out(raw_out);
+  EscapedStream err(raw_err);
   GlobalOptions opts;
   bool help = false;
   po::options_description global("Options");

@@ -142,7 +142,8 @@ struct KeywordArgs {
 KeywordArgs parse_keywords(const Args& args, const std::vector<std::string_view>& operands,
                            const std::vector<Keyword>& keywords);
 
-// The whole tool minus process setup; returns the exit code.
+// The whole tool minus process setup; returns the exit code. What it
+// writes to `out` and `err` is escaped (escape.h).
 int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportFactory& connect);
 
 }  // namespace kvmaictl

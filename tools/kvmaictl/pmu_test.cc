@@ -235,6 +235,28 @@ TEST(Pmu, ConflictConfigIsUnsigned64) {
                                "unknown owner\n"));
 }
 
+// A process's command name is its own to choose: what a terminal would act
+// on reaches it escaped, and JSON stays valid whatever the bytes.
+TEST(Pmu, HostileCommandNamesPrintEscaped) {
+  AttrSet conflict;
+  conflict.put_string(KVMAI_A_CONFLICT_PMU, "cpu")
+      .put_u32(KVMAI_A_CONFLICT_CPU, 1)
+      .put_u32(KVMAI_A_CONFLICT_PID, 77)
+      .put_string(KVMAI_A_CONFLICT_COMM, "\x1b]52;c;QQ\x07\x1b[2J\xff");
+  AttrSet host;
+  host.put_nested(KVMAI_A_PMU_HOST_CONFLICT, conflict);
+  auto log = std::make_shared<Log>();
+  const auto t = run_cli(cat({"pmu", "show"}, roots("pmu-server")), with_pmus(log, host, {}));
+  ASSERT_EQ(t.rc, kExitOk) << t.err;
+  EXPECT_EQ(t.out.find('\x1b'), std::string::npos) << t.out;
+  EXPECT_THAT(t.out, HasSubstr("held by pid 77 (\\x1b]52;c;QQ\\x07\\x1b[2J\\xff)"));
+  const auto j = run_cli(cat({"-j", "pmu", "show"}, roots("pmu-server")), with_pmus(log, host, {}));
+  ASSERT_EQ(j.rc, kExitOk) << j.err;
+  EXPECT_EQ(j.out.find('\x1b'), std::string::npos) << j.out;
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["host"]["conflict"][0]["comm"], "\x1b]52;c;QQ\x07\x1b[2J\xef\xbf\xbd");
+}
+
 TEST(Pmu, ShowNoVmsIsEmptyArray) {
   auto log = std::make_shared<Log>();
   const auto r =

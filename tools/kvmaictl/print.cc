@@ -142,7 +142,7 @@ void Printer::finish() {
     return;
   }
   finished_ = true;
-  out_ << root_.dump(format_ == Format::json_pretty ? 2 : -1) << '\n';
+  out_ << json_text(root_, format_ == Format::json_pretty ? 2 : -1) << '\n';
 }
 
 void Printer::emit() {
@@ -150,10 +150,14 @@ void Printer::emit() {
     if (stack_.size() != 1) {
       throw std::logic_error("Printer: emit inside an open container");
     }
-    out_ << root_.dump(format_ == Format::json_pretty ? 2 : -1) << '\n';
+    out_ << json_text(root_, format_ == Format::json_pretty ? 2 : -1) << '\n';
     root_ = Json::object();
   }
   out_.flush();
+}
+
+std::string json_text(const Json& doc, int indent) {
+  return doc.dump(indent, ' ', true, Json::error_handler_t::replace);
 }
 
 std::string to_hex(std::uint64_t value, int digits) {

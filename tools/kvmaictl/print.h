@@ -89,6 +89,12 @@ class Printer {
   bool finished_ = false;
 };
 
+// `doc` as JSON text (`indent` as Json::dump's). ASCII only: a string that
+// came from elsewhere (a process's command name) may hold control bytes or
+// invalid UTF-8; the first are \u-escaped, the second replaced (U+FFFD)
+// instead of failing the whole output.
+std::string json_text(const Json& doc, int indent = -1);
+
 // "0x" and `value` in hex, zero-padded to `digits`.
 std::string to_hex(std::uint64_t value, int digits = 0);
 

@@ -152,7 +152,7 @@ void plan(const Args& args, Context& ctx) {
     doc["libvirt"] = libvirt_xml(p, r.kvmai_group);
   }
   if (!out.json()) {
-    out.text(doc.dump() + "\n");  // format json without -j
+    out.text(json_text(doc) + "\n");  // format json without -j
     return;
   }
   for (const auto& [key, value] : doc.items()) {
