@@ -219,6 +219,8 @@ void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm);
 int kvmai_nl_register(void);
 void kvmai_nl_unregister(void);
 bool kvmai_missing(struct genl_info *info, int type, const char *what);
+/* What kvmai_bad_name() allows, in its message. */
+#define KVMAI_NAME_CHARS_DOC "letters, digits and ._:@+- only"
 bool kvmai_bad_name(struct genl_info *info, int type, const char *what);
 struct sk_buff *kvmai_msg(size_t size, u32 portid, u32 seq, u8 cmd,
 			  int (*fill)(struct sk_buff *msg, void *obj), void *obj);

@@ -6,6 +6,8 @@
  * Documentation/netlink/specs/kvmai.yaml into kvmai_nl.c; this file holds
  * only what the generator cannot write: the handlers and message filling.
  */
+#include <linux/ctype.h>
+#include <linux/string.h>
 #include <linux/utsname.h>
 #include <net/genetlink.h>
 
@@ -244,12 +246,21 @@ bool kvmai_missing(struct genl_info *info, int type, const char *what)
 }
 
 /*
- * Group and VM names reach the kernel log, monitors and operators'
- * terminals: printable ASCII without whitespace, and not empty (the policy
- * bounds the length).  Lookups check names (and PCI addresses) the same
- * way before an error message quotes them.  True, with extack naming @what, if the name of
- * attribute @type is not such a name.
+ * Group and VM names reach the kernel log, monitors, operators' terminals,
+ * shell completion and libvirt's messages, and may come from a tenant (a
+ * libvirt domain's name or metadata).  So they take only characters that
+ * mean nothing to a terminal or a shell: ASCII letters and digits and
+ * "._:@+-" (a PCI address is such a name too); the policy bounds the
+ * length.  Lookups check names the same way before an error message
+ * quotes them.  True, with extack naming @what and the first character
+ * that is not allowed, if the name of attribute @type is not such a name.
  */
+static bool kvmai_name_char(unsigned char c)
+{
+	/* The kernel's isalnum() takes Latin-1 letters too. */
+	return isascii(c) && (isalnum(c) || (c && strchr("._:@+-", c)));
+}
+
 bool kvmai_bad_name(struct genl_info *info, int type, const char *what)
 {
 	struct nlattr *attr = info->attrs[type];
@@ -261,11 +272,16 @@ bool kvmai_bad_name(struct genl_info *info, int type, const char *what)
 		return true;
 	}
 	for (c = s; *c; c++) {
-		if (*c > ' ' && *c <= '~')
+		if (kvmai_name_char(*c))
 			continue;
-		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
-					"%s: byte %#04x at offset %td is not printable ASCII (no spaces or control characters)",
-					what, *c, c - s);
+		if (isgraph(*c) && isascii(*c))
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
+						"%s: '%c' at offset %td is not allowed (" KVMAI_NAME_CHARS_DOC ")",
+						what, *c, c - s);
+		else
+			NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
+						"%s: byte %#04x at offset %td is not allowed (" KVMAI_NAME_CHARS_DOC ")",
+						what, *c, c - s);
 		return true;
 	}
 	return false;

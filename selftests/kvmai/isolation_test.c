@@ -214,27 +214,48 @@ TEST_F(iso, net_admin_reader_gets_status_only)
 		TH_LOG("step that was not refused: see try_reads()");
 }
 
-/* Names reach the kernel log and operators' screens: printable, no blanks. */
-TEST_F(iso, names_must_be_printable)
+/*
+ * Names reach the kernel log, operators' terminals, shell completion and
+ * libvirt's errors, and a tenant may choose them: letters, digits and
+ * "._:@+-" only, and the refusal names the first character that is not.
+ */
+TEST_F(iso, names_take_only_safe_characters)
 {
-	static const char *const bad[] = { "a\nb", "a b", "tab\tx", "\x1b[2Jx", "del\x7f",
-					   "caf\xc3\xa9" };
+	static const struct {
+		const char *name;
+		const char *why;
+	} bad[] = {
+		{ "a\nb", "byte 0x0a at offset 1" },
+		{ "a b", "byte 0x20 at offset 1" },
+		{ "tab\tx", "byte 0x09 at offset 3" },
+		{ "\x1b[2Jx", "byte 0x1b at offset 0" },
+		{ "del\x7f", "byte 0x7f at offset 3" },
+		{ "caf\xc3\xa9", "byte 0xc3 at offset 3" },
+		{ "$(touch${IFS}pw)", "'$' at offset 0" },
+		{ "x`id`", "'`' at offset 1" },
+		{ "vm;reboot", "';' at offset 2" },
+		{ "vm-1/x", "'/' at offset 4" },
+		{ "*", "'*' at offset 0" },
+	};
 	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .core = true };
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, new_group(_metadata, self, bad[i], "vm"))
+		EXPECT_EQ(-EINVAL, new_group(_metadata, self, bad[i].name, "vm"))
 			TH_LOG("group name %zu accepted", i);
 		EXPECT_NE(NULL, strstr(self->ext, "group name")) TH_LOG("extack: %s", self->ext);
-		EXPECT_EQ(-EINVAL, new_group(_metadata, self, "ok", bad[i]))
+		EXPECT_NE(NULL, strstr(self->ext, bad[i].why)) TH_LOG("extack: %s", self->ext);
+		EXPECT_EQ(-EINVAL, new_group(_metadata, self, "ok", bad[i].name))
 			TH_LOG("vm name %zu accepted", i);
 		EXPECT_NE(NULL, strstr(self->ext, "vm")) TH_LOG("extack: %s", self->ext);
-		as.vm = bad[i];
+		EXPECT_NE(NULL, strstr(self->ext, bad[i].why)) TH_LOG("extack: %s", self->ext);
+		as.vm = bad[i].name;
 		self->ext[0] = 0;
 		EXPECT_EQ(-EINVAL, kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL,
 						  self->ext, sizeof(self->ext)))
 			TH_LOG("pmu vm name %zu accepted", i);
+		EXPECT_NE(NULL, strstr(self->ext, bad[i].why)) TH_LOG("extack: %s", self->ext);
 	}
-	EXPECT_EQ(0, new_group(_metadata, self, "g-1.a_b:c", "vm-1/x")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, new_group(_metadata, self, "g-1.a_b:c", "vm-1@host+2")) TH_LOG("%s", self->ext);
 }
 
 /* Lookups refuse such names too, and never echo their bytes back. */

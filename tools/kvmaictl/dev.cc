@@ -2,6 +2,7 @@
 #include <linux/kvmai.h>
 
 #include "cli.h"
+#include "kvmai_group.h"
 #include "pci_tree.h"
 
 namespace kvmaictl {
@@ -12,13 +13,13 @@ std::string pci_addr(std::string_view s) {
   if (auto bdf = parse_bdf(s)) {
     return std::move(*bdf);
   }
-  throw UsageError("bad PCI address \"" + std::string(s) + "\" (want [DDDD:]BB:DD.F)");
+  throw UsageError("bad PCI address \"" + printable(s) + "\" (want [DDDD:]BB:DD.F)");
 }
 
 void change(const Args& args, Context& ctx, std::uint8_t cmd) {
   const auto kw = parse_keywords(args, {"NAME", "PCI_ADDR"}, {});
   AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, kw.operands[0])
+  req.put_string(KVMAI_A_GROUP_NAME, checked_name("group name", kw.operands[0], KVMAI_NAME_LEN))
       .put_string(KVMAI_A_GROUP_PCI_ADDR, pci_addr(kw.operands[1]));
   ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(cmd, req).warning);
 }

@@ -9,14 +9,6 @@
 namespace kvmaictl {
 namespace {
 
-std::string checked_name(const std::string& name) {
-  if (name.empty() || name.size() >= KVMAI_NAME_LEN) {
-    throw UsageError("group name must be 1 to " + std::to_string(KVMAI_NAME_LEN - 1) +
-                     " characters");
-  }
-  return name;
-}
-
 void print_groups(Context& ctx, const std::vector<GenlMessage>& groups) {
   ctx.out.open_array("groups");
   for (const auto& g : groups) {
@@ -36,7 +28,8 @@ void show(const Args& args, Context& ctx) {
     return;
   }
   AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name(name.operands.front()));
+  req.put_string(KVMAI_A_GROUP_NAME,
+                 checked_name("group name", name.operands.front(), KVMAI_NAME_LEN));
   const auto reply = t->request(KVMAI_CMD_GROUP_GET, req);
   ctx.warn(reply.warning);
   print_groups(ctx, {reply});
@@ -51,14 +44,12 @@ bool group_still_there(const GenlMessage& m, const std::string& name) {
 void add(const Args& args, Context& ctx) {
   const auto kw =
       parse_keywords(args, {"NAME"}, {{"vm", "VMID"}, {"mode", "MODE"}, {"bind-socket", ""}});
-  const std::string name = checked_name(kw.operands.front());
+  const std::string name = checked_name("group name", kw.operands.front(), KVMAI_NAME_LEN);
   const auto vm = kw.value("vm");
   if (!vm) {
     throw UsageError("missing \"vm VMID\"");
   }
-  if (vm->empty() || vm->size() >= KVMAI_VM_LEN) {
-    throw UsageError("VMID must be 1 to " + std::to_string(KVMAI_VM_LEN - 1) + " characters");
-  }
+  checked_name("VMID", *vm, KVMAI_VM_LEN);
   AttrSet req;
   req.put_string(KVMAI_A_GROUP_NAME, name).put_string(KVMAI_A_GROUP_VM, *vm);
   if (const auto mode = kw.value("mode")) {
@@ -83,7 +74,8 @@ void add(const Args& args, Context& ctx) {
 void del(const Args& args, Context& ctx) {
   const auto kw = parse_keywords(args, {"NAME"}, {});
   AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name(kw.operands.front()));
+  req.put_string(KVMAI_A_GROUP_NAME,
+                 checked_name("group name", kw.operands.front(), KVMAI_NAME_LEN));
   ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(KVMAI_CMD_GROUP_DEL, req).warning);
 }
 
@@ -91,7 +83,7 @@ void del(const Args& args, Context& ctx) {
 void set_group(Context& ctx, const std::string& name, std::optional<std::uint32_t> mode,
                std::optional<std::uint32_t> state) {
   AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name(name));
+  req.put_string(KVMAI_A_GROUP_NAME, checked_name("group name", name, KVMAI_NAME_LEN));
   if (mode) {
     req.put_u32(KVMAI_A_GROUP_MODE, *mode);
   }

@@ -127,13 +127,23 @@ std::string name_problem(std::string_view name, std::size_t size) {
   }
   for (std::size_t i = 0; i < name.size(); ++i) {
     const auto c = static_cast<unsigned char>(name[i]);
-    if (c <= ' ' || c > '~') {
-      // The module's own words (kvmai_bad_name()).
-      return "has byte " + to_hex(c, 2) + " at offset " + std::to_string(i) +
-             ", not printable ASCII (no spaces or control characters)";
+    if (is_name_char(c)) {
+      continue;
     }
+    // The module's own words (kvmai_bad_name()).
+    const std::string what = c > ' ' && c <= '~' ? "'" + std::string(1, static_cast<char>(c)) + "'"
+                                                 : "byte " + to_hex(c, 2);
+    return "has " + what + " at offset " + std::to_string(i) + ", which names may not hold (" +
+           std::string(kNameCharsDoc) + ")";
   }
   return "";
+}
+
+std::string checked_name(std::string_view what, const std::string& name, std::size_t size) {
+  if (const auto problem = name_problem(name, size); !problem.empty()) {
+    throw UsageError(std::string(what) + " \"" + printable(name) + "\" " + problem);
+  }
+  return name;
 }
 
 std::string printable(std::string_view s) {

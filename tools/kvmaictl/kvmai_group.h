@@ -19,11 +19,23 @@ namespace kvmaictl {
 inline constexpr std::size_t kMinGroupMembers = 2;
 inline constexpr std::size_t kMaxGroupMembers = 16;
 
+// The characters of group, VM and unit names, the same rule as the
+// module's (kvmai_bad_name()): names reach terminals, shell completion,
+// the kernel log and libvirt's errors, and a tenant may choose them (a
+// domain's name), so they hold nothing a terminal or a shell acts on.
+constexpr bool is_name_char(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("._:@+-").find(static_cast<char>(c)) != std::string_view::npos;
+}
+inline constexpr std::string_view kNameCharsDoc = "letters, digits and ._:@+- only";
+
 // Why the module would refuse `name` as a group, VM or unit name, or ""
-// when it would take it: names are 1 to `size - 1` bytes (`size` counts
-// the NUL, as the spec's *-len constants do) of printable ASCII without
-// spaces, since they reach the kernel log and operators' terminals.
+// when it would take it: names are 1 to `size - 1` (`size` counts the
+// NUL, as the spec's *-len constants do) is_name_char() characters.
 std::string name_problem(std::string_view name, std::size_t size);
+
+// `name`, or a UsageError: `what` "NAME" and name_problem()'s words.
+std::string checked_name(std::string_view what, const std::string& name, std::size_t size);
 
 // `s` with every byte that is not printable ASCII shown as '?': safe to
 // quote in a one-line message, whatever an XML attribute held.

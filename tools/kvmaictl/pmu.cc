@@ -9,6 +9,7 @@
 
 #include "bind_watch.h"
 #include "cli.h"
+#include "kvmai_group.h"
 #include "kvmai_pmu.h"
 #include "perf_pmus.h"
 #include "pmu_exec.h"
@@ -21,18 +22,11 @@ namespace {
 constexpr std::string_view kCore = "core";
 
 std::string checked_vm(const std::string& vm) {
-  if (vm.empty() || vm.size() >= KVMAI_VM_LEN) {
-    throw UsageError("VM must be 1 to " + std::to_string(KVMAI_VM_LEN - 1) + " characters");
-  }
-  return vm;
+  return checked_name("VM", vm, KVMAI_VM_LEN);
 }
 
 std::string checked_unit(const std::string& name) {
-  if (name.empty() || name.size() >= KVMAI_UNIT_LEN) {
-    throw UsageError("unit name must be 1 to " + std::to_string(KVMAI_UNIT_LEN - 1) +
-                     " characters");
-  }
-  return name;
+  return checked_name("unit name", name, KVMAI_UNIT_LEN);
 }
 
 std::uint32_t checked_pid(const std::string& word) {

@@ -26,13 +26,6 @@ static_assert(KVMAI_DEV_UNIT_LEN == KVMAI_UNIT_LEN,
 
 constexpr std::string_view kUnit = "unit";
 
-std::string checked_name(std::string_view what, const std::string& name, std::size_t size) {
-  if (const auto problem = name_problem(name, size); !problem.empty()) {
-    throw UsageError(std::string(what) + " \"" + printable(name) + "\" " + problem);
-  }
-  return name;
-}
-
 // What an errno of KVMAI_UNIT_FD means here, beyond strerror's words.
 std::string_view unit_fd_hint(int error) {
   switch (error) {

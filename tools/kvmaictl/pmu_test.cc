@@ -510,9 +510,18 @@ TEST(Pmu, AssignArgumentErrorsAreUsageErrors) {
       {{"vm1", "core", "--frob"}, "unrecognised option '--frob'"},
       {{"vm1", "-x"}, "unrecognised option '-x'"},
       {{"vm1", "core", "--sysfs-root"}, "missing DIR after \"--sysfs-root\""},
-      {{std::string(64, 'v'), "core"}, "VM must be 1 to 63 characters"},
-      {{"vm1", std::string(64, 'u')}, "unit name must be 1 to 63 characters"},
-      {{"vm1", ""}, "unit name must be 1 to 63 characters"},
+      {{std::string(64, 'v'), "core"},
+       "VM \"" + std::string(64, 'v') + "\" is longer than 63 characters"},
+      {{"vm1", std::string(64, 'u')},
+       "unit name \"" + std::string(64, 'u') + "\" is longer than 63 characters"},
+      {{"vm1", ""}, "unit name \"\" is empty"},
+      // Names are data for shells and terminals too (kvmai_group.h).
+      {{"$(touch${IFS}pw)", "core"},
+       "VM \"$(touch${IFS}pw)\" has '$' at offset 0, which names may not hold (letters, digits "
+       "and ._:@+- only)"},
+      {{"vm1", "amd\x1b[2J"},
+       "unit name \"amd?[2J\" has byte 0x1b at offset 3, which names may not hold (letters, "
+       "digits and ._:@+- only)"},
   };
   for (const auto& [args, message] : cases) {
     const auto r = run_cli(cat({"pmu", "assign"}, args));

@@ -3,6 +3,8 @@
 // devices, so sysfs alone can make them; this spares the operator the
 // paths, picks the page of a unit, refuses to touch other mdevs and says
 // in one line what the kernel refused.
+#include <linux/kvmai.h>
+
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/string_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
@@ -13,6 +15,7 @@
 #include <memory>
 
 #include "cli.h"
+#include "kvmai_group.h"
 #include "sysfs.h"
 #include "tree_options.h"
 
@@ -198,7 +201,7 @@ void add(const Args& args, Context& ctx) {
   Args rest = args;
   const std::string root = take_sysfs_root(rest);
   const auto kw = parse_keywords(rest, {"UNIT"}, {{"package", "N"}, {"uuid", "UUID"}});
-  const std::string& unit = kw.operands.front();
+  const std::string unit = checked_name("unit name", kw.operands.front(), KVMAI_UNIT_LEN);
   const FsReader sys(root);
   const Page page = pick_page(sys, unit, kw.value("package"));
   std::string uuid;

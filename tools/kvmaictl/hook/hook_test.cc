@@ -372,8 +372,12 @@ TEST_F(HookTest, PrepareRefusesInOneLine) {
        kvmai_vm(head + devs + "        <kvmai:device address='0000:21:00.0'/>\n" + tail),
        "kvmai: group vm1-p2p: 0000:21:00.0 is not a PCI hostdev of domain vm1\n"},
       {"bad group name", kvmai_vm("      <kvmai:group name='vm1 p2p'>\n" + devs + tail),
-       "kvmai: group name \"vm1 p2p\" has byte 0x20 at offset 3, not printable ASCII (no spaces "
-       "or control characters)\n"},
+       "kvmai: group name \"vm1 p2p\" has byte 0x20 at offset 3, which names may not hold "
+       "(letters, digits and ._:@+- only)\n"},
+      {"group name a shell would run",
+       kvmai_vm("      <kvmai:group name='$(touch${IFS}pw)'>\n" + devs + tail),
+       "kvmai: group name \"$(touch${IFS}pw)\" has '$' at offset 0, which names may not hold "
+       "(letters, digits and ._:@+- only)\n"},
       {"long group name",
        kvmai_vm("      <kvmai:group name='" + std::string(32, 'g') + "'>\n" + devs + tail),
        "kvmai: group name \"" + std::string(32, 'g') + "\" is longer than 31 characters\n"},
@@ -433,8 +437,8 @@ TEST_F(HookTest, PrepareRefusesAnUnfitDomainName) {
   Hooked h = hook("prepare", "begin", domain_xml("my vm", {kGpu, kNic}, metadata), "my vm");
   EXPECT_EQ(h.rc, 1);
   EXPECT_EQ(h.err,
-            "kvmai: domain name \"my vm\" has byte 0x20 at offset 2, not printable ASCII (no "
-            "spaces or control characters) (kvm-ai's VM name is the domain's)\n");
+            "kvmai: domain name \"my vm\" has byte 0x20 at offset 2, which names may not hold "
+            "(letters, digits and ._:@+- only) (kvm-ai's VM name is the domain's)\n");
   // A group without a name takes the domain's, which must fit a group name.
   const std::string longer(40, 'v');
   h = hook("prepare", "begin", domain_xml(longer, {kGpu, kNic}, metadata), longer);

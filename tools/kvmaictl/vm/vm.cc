@@ -59,10 +59,7 @@ Request parse(const Args& args, bool with_format) {
       }
       r.format = v;
     } else if (w == "group") {
-      if (const auto problem = name_problem(v, KVMAI_NAME_LEN); !problem.empty()) {
-        throw UsageError("group name \"" + printable(v) + "\" " + problem);
-      }
-      r.kvmai_group = v;
+      r.kvmai_group = checked_name("group name", v, KVMAI_NAME_LEN);
     } else {
       r.roots.sysfs = v;
     }
