@@ -5,7 +5,8 @@
  * provider's L3 and DF units for the VM (kvmaictl pmu assign ... pid, run
  * by l2-run -p in the process that then execs QEMU, as a launch script
  * does), 'kvmaictl pmu exec' execs QEMU with the reservations' handles as
- * descriptors 3 and 4, and kvm-ai's QEMU attaches them (-accel
+ * descriptors 3 and 4, as user nobody in group kvm without capabilities,
+ * and kvm-ai's QEMU attaches them (-accel
  * kvm,uncore-fds=3:4, patches/qemu), which also gives the guest the CPUID
  * bits its AMD uncore driver looks for.  L2's kernel must register its L3
  * and DF PMUs, 'perf stat' on the L3 one must succeed, and the kernel must
@@ -22,10 +23,13 @@
  * the unit when the host releases it must not fault either
  * (vmhost/scenarios/l2-uncore-revoke.sh).
  */
+#include <errno.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,7 +49,16 @@
  * is what Linux's AMD uncore driver needs besides the perfctr bits; QEMU
  * allows it under KVM whatever the host CPU has.
  */
-#define L2_ARGS "-w /tmp/l2-uncore -q " KVMAI_QEMU " -s l2-uncore -a no-kvmapf -C host,+topoext"
+#define L2_WORK "/tmp/l2-uncore"
+#define L2_ARGS "-w " L2_WORK " -q " KVMAI_QEMU " -s l2-uncore -a no-kvmapf -C host,+topoext"
+/*
+ * The VMM as an operator starts it: holding the handles, as nobody, in
+ * group kvm for /dev/kvm (the emulated host's /init gives it that group,
+ * as Debian's udev does).  QEMU writes its serial logs into l2-run's work
+ * directory, which vmm_owns() gives it.
+ */
+#define VMM_USER "nobody"
+#define PMU_EXEC KVMAICTL " pmu exec --user " VMM_USER " --group kvm l2 --"
 
 #define READS_WORK "/tmp/l2-uncore-reads"
 #define REVOKE_WORK "/tmp/l2-uncore-revoke"
@@ -103,6 +116,27 @@ static bool has(const char *out, const char *line)
 	return strstr(out, line) != NULL;
 }
 
+/* Makes directory @dir VMM_USER's, for the VMM to write in: 0 or -errno. */
+static int vmm_owns(const char *dir)
+{
+	struct passwd *pw = getpwnam(VMM_USER);
+
+	if (!pw)
+		return -ENOENT;
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	return chown(dir, pw->pw_uid, -1) ? -errno : 0;
+}
+
+/* Whether @path belongs to VMM_USER: a file the VMM made. */
+static bool owned_by_vmm_user(const char *path)
+{
+	struct passwd *pw = getpwnam(VMM_USER);
+	struct stat st;
+
+	return pw && !stat(path, &st) && st.st_uid == pw->pw_uid;
+}
+
 /* AMD's event select in an uncore control: bits 0-7 and 32-35. */
 #define AMD_EVENT_SELECT 0xf000000ffULL
 #define AMD_CTL_ENABLE (1ULL << 22)
@@ -150,12 +184,15 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 	uint64_t ctl = 0;
 	int rc;
 
+	ASSERT_EQ(0, vmm_owns(L2_WORK));
 	rc = kt_sh(self->out, sizeof(self->out),
 		   "l2-run " L2_ARGS " -A kvm,uncore-fds=3:4"
 		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		   " -x '" KVMAICTL " pmu exec l2 --'", self->cpus);
+		   " -x '" PMU_EXEC "'", self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
+	/* QEMU, not root, made its console log. */
+	EXPECT_TRUE(owned_by_vmm_user(L2_WORK "/console.log"));
 	/* Linux names them amd_l2/amd_nb below family 17h, amd_l3/amd_df from it. */
 	TH_LOG("emulated host: CPU family 0x%x", cpu_family());
 	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_l3" : "KVMAI-UNCORE pmu amd_l2"));
@@ -217,10 +254,11 @@ static void start_l2_attached(struct __test_metadata *_metadata, FIXTURE_DATA(l2
 {
 	char cmd[1024];
 
+	ASSERT_EQ(0, vmm_owns(work));
 	snprintf(cmd, sizeof(cmd),
 		 "l2-run -w %s -q " KVMAI_QEMU " -s %s -a no-kvmapf -C host,+topoext"
 		 " -A kvm,uncore-fds=3:4 -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		 " -x '" KVMAICTL " pmu exec l2 --' > %s.out 2>&1",
+		 " -x '" PMU_EXEC "' > %s.out 2>&1",
 		 work, scenario, self->cpus, work);
 	self->l2 = fork();
 	ASSERT_LE(0, self->l2);

@@ -11,9 +11,13 @@
  * KVM refuses the core fence there (checked); the mock's own fence stands
  * in for KVM's while the mock is loaded (kmod/test.c), and the KVM fence
  * itself is checked where KVM has a mediated vPMU (core_kvm_fence_*).
+ * And what 'kvmaictl pmu exec' starts a VMM with: the reservation's handle,
+ * as the user it is told, without a capability (exec_*).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pwd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <signal.h>
@@ -29,6 +33,8 @@
 
 #define L3 "mock_uncore_l3"
 #define DF "mock_uncore_df"
+#define KVMAICTL "/kvmai/bin/kvmaictl"
+#define EXEC_ERR "/tmp/pmu-exec.err"
 
 FIXTURE(pmu) {
 	struct nl_sock *sk;
@@ -772,6 +778,179 @@ TEST_F(pmu, core_kvm_fence_on_hardware)
 	EXPECT_EQ(before, h.fences);
 	EXPECT_EQ(0, cycles_try(false)) TH_LOG("still fenced after release");
 	ASSERT_EQ(0, kvmai_mock_load());
+}
+
+/* Line @key ("Uid:") of /proc/@pid/status, without the key and the newline. */
+static bool status_line(pid_t pid, const char *key, char *val, size_t len)
+{
+	char path[64], buf[4096], *p, *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (kt_slurp(path, buf, sizeof(buf)) < 0)
+		return false;
+	for (p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (strncmp(p, key, strlen(key)))
+			continue;
+		p += strlen(key);
+		p += strspn(p, "\t ");
+		end = p + strcspn(p, "\n");
+		snprintf(val, len, "%.*s", (int)(end - p), p);
+		return true;
+	}
+	return false;
+}
+
+/* Whether /proc/@pid/environ holds @var ("KVMAI_VM=vm1"). */
+static bool environ_has(pid_t pid, const char *var)
+{
+	char path[64], buf[8192];
+	long n, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	n = kt_slurp(path, buf, sizeof(buf));
+	for (i = 0; i < n; i += strlen(buf + i) + 1)
+		if (!strcmp(buf + i, var))
+			return true;
+	return false;
+}
+
+/*
+ * Starts "kvmaictl pmu exec ARGS -- /bin/sleep 60" (@argv: ARGS, then
+ * NULL), its stderr in EXEC_ERR, and waits until the process runs sleep:
+ * its pid, or -1 if kvmaictl exited first (its output logged).
+ */
+static pid_t exec_sleep(struct __test_metadata *_metadata, const char *const *args)
+{
+	const char *argv[16] = { KVMAICTL, "pmu", "exec" };
+	char comm[32] = "", err[1024];
+	int n = 3, status, i, fd;
+	pid_t pid;
+
+	while (*args && n < 12)
+		argv[n++] = *args++;
+	argv[n++] = "--";
+	argv[n++] = "/bin/sleep";
+	argv[n++] = "60";
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		fd = open(EXEC_ERR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execv(KVMAICTL, (char *const *)argv);
+		_exit(127);
+	}
+	for (i = 0; i < 1000; i++) {
+		snprintf(err, sizeof(err), "/proc/%d/comm", pid);
+		kt_slurp(err, comm, sizeof(comm));
+		if (!strcmp(comm, "sleep\n"))
+			return pid;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			kt_slurp(EXEC_ERR, err, sizeof(err));
+			TH_LOG("kvmaictl exited (status 0x%x) before it ran the command: %s",
+			       status, err);
+			return -1;
+		}
+		usleep(10000);
+	}
+	TH_LOG("kvmaictl did not exec the command within 10 s");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+static void stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+/*
+ * 'kvmaictl pmu exec --user nobody' as a launch script starts the VMM: the
+ * process it execs holds the reservation's handle at 3 and runs as nobody,
+ * with nobody's groups, no capability in any set, and no way to gain one
+ * (no new privileges).  A guest escaping into that VMM gets nobody.
+ */
+TEST_F(pmu, exec_runs_the_vmm_as_the_user_without_capabilities)
+{
+	static const char *const args[] = { "--user", "nobody", "vm1", NULL };
+	static const char *const caps[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:",
+					    "CapAmb:" };
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
+	char want[128], val[256], path[64];
+	struct passwd *pw = getpwnam("nobody");
+	ssize_t n;
+	pid_t pid;
+
+	if (access(KVMAICTL, X_OK))
+		SKIP(return, "no %s (not in the emulated host)", KVMAICTL);
+	ASSERT_NE(NULL, pw) TH_LOG("no user nobody in the emulated host's /etc/passwd");
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	pid = exec_sleep(_metadata, args);
+	ASSERT_LT(0, pid);
+
+	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", pw->pw_uid, pw->pw_uid, pw->pw_uid,
+		 pw->pw_uid);
+	EXPECT_TRUE(status_line(pid, "Uid:", val, sizeof(val)) && !strcmp(val, want))
+		TH_LOG("Uid: %s, want %s", val, want);
+	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", pw->pw_gid, pw->pw_gid, pw->pw_gid,
+		 pw->pw_gid);
+	EXPECT_TRUE(status_line(pid, "Gid:", val, sizeof(val)) && !strcmp(val, want))
+		TH_LOG("Gid: %s, want %s", val, want);
+	/* nobody is in no group but its own: root's groups are gone. */
+	snprintf(want, sizeof(want), "%u ", pw->pw_gid);
+	EXPECT_TRUE(status_line(pid, "Groups:", val, sizeof(val)) && !strcmp(val, want))
+		TH_LOG("Groups: \"%s\", want \"%s\"", val, want);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		EXPECT_TRUE(status_line(pid, caps[i], val, sizeof(val)) &&
+			    !strcmp(val, "0000000000000000"))
+			TH_LOG("%s %s", caps[i], val);
+	}
+	EXPECT_TRUE(status_line(pid, "NoNewPrivs:", val, sizeof(val)) && !strcmp(val, "1"))
+		TH_LOG("NoNewPrivs: %s", val);
+
+	/* The reservation's handle, at 3, named in the environment. */
+	snprintf(path, sizeof(path), "/proc/%d/fd/3", pid);
+	n = readlink(path, val, sizeof(val) - 1);
+	val[n > 0 ? n : 0] = '\0';
+	EXPECT_STREQ("anon_inode:[uncore_guest]", val);
+	snprintf(path, sizeof(path), "/proc/%d/fd/4", pid);
+	EXPECT_NE(0, access(path, F_OK)) TH_LOG("a descriptor at 4 besides the one unit's");
+	EXPECT_TRUE(environ_has(pid, "KVMAI_UNCORE_FDS=3"));
+	EXPECT_TRUE(environ_has(pid, "KVMAI_VM=vm1"));
+	stop(pid);
+}
+
+/*
+ * Without --user, pmu exec refuses to start the VMM as root, saying how to
+ * name the user, and runs nothing; "--user root" is how root is kept.
+ */
+TEST_F(pmu, exec_as_root_only_when_told)
+{
+	static const char *const as_root[] = { "--user", "root", "vm1", NULL };
+	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
+	char out[1024], val[256];
+	pid_t pid;
+
+	if (access(KVMAICTL, X_OK))
+		SKIP(return, "no %s (not in the emulated host)", KVMAICTL);
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(2, kt_sh(out, sizeof(out), KVMAICTL " pmu exec vm1 -- /bin/echo KVMAI-EXEC-RAN"));
+	EXPECT_EQ(NULL, strstr(out, "KVMAI-EXEC-RAN")) TH_LOG("ran as root: %s", out);
+	EXPECT_EQ(0, strncmp(out, "Error: pmu exec: ", 17)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "--user USER")) TH_LOG("%s", out);
+
+	pid = exec_sleep(_metadata, as_root);
+	ASSERT_LT(0, pid);
+	EXPECT_TRUE(status_line(pid, "Uid:", val, sizeof(val)) && !strcmp(val, "0\t0\t0\t0"))
+		TH_LOG("Uid: %s", val);
+	EXPECT_TRUE(status_line(pid, "CapEff:", val, sizeof(val)) &&
+		    strcmp(val, "0000000000000000"))
+		TH_LOG("CapEff: %s", val);
+	stop(pid);
 }
 
 TEST_HARNESS_MAIN

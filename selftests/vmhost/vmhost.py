@@ -460,6 +460,11 @@ def build_payload(payload_dir, devmap, out):
         copy_into(root, HERE / "guest/init", "init")
         (root / "etc/kvmai").mkdir(parents=True)
         (root / "etc/kvmai/topology").write_text("".join(f"{l}\n" for l in devmap))
+        # Users a VMM is started as (kvmaictl pmu exec --user nobody --group
+        # kvm), and the group /init gives /dev/kvm to, as Debian's udev does.
+        (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n"
+                                         "nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
+        (root / "etc/group").write_text("root:x:0:\nkvm:x:108:\nnogroup:x:65534:\n")
         shutil.copytree(HERE / "guest", root / "kvmai/vmhost")
         shutil.copytree(HERE / "scenarios", root / "kvmai/scenarios")
         elves = []

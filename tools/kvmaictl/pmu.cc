@@ -296,12 +296,14 @@ const ObjectRegistrar kRegistrar({
                   .summary = "take back what is named, or everything the VM owns",
                   .run = release},
                  {.name = "exec",
-                  .usage = "VM [ UNIT ]... -- COMMAND [ ARG ]...\n"
+                  .usage = "--user USER [ --group GROUP ] VM [ UNIT ]... -- COMMAND [ ARG ]...\n"
                            "                           (COMMAND inherits descriptors of the units, "
                            "all the VM's by\n"
                            "                           default, at 3, 4, ... and "
-                           "KVMAI_UNCORE_FDS=3:4...; needs root)",
-                  .summary = "run a VMM holding descriptors of the VM's uncore units",
+                           "KVMAI_UNCORE_FDS=3:4..., and runs as\n"
+                           "                           USER without capabilities; "
+                           "--user root keeps root; needs root)",
+                  .summary = "run a VMM as USER holding descriptors of the VM's uncore units",
                   .run = exec,
                   .keeps_double_dash = true}},
     .default_command = "show",

@@ -1,15 +1,20 @@
 // `kvmaictl pmu exec`, the launcher step: takes a descriptor of each of a
-// VM's uncore reservations from /dev/kvmai (KVMAI_UNIT_FD) and replaces
-// itself with the VMM, which inherits them at 3, 4, ... KVM attaches a VM
-// to a reservation by such a descriptor (KVM_CAP_X86_UNCORE_PASSTHROUGH):
-// whoever holds one can attach one VM.
+// VM's uncore reservations from /dev/kvmai (KVMAI_UNIT_FD), drops to the
+// user the VMM is to run as, and replaces itself with the VMM, which
+// inherits them at 3, 4, ... KVM attaches a VM to a reservation by such a
+// descriptor (KVM_CAP_X86_UNCORE_PASSTHROUGH): whoever holds one can
+// attach one VM. Taking them needs CAP_SYS_ADMIN; running the VMM with it
+// would give a guest that escapes into the VMM the host, so the VMM gets
+// the descriptors and nothing else of root's.
 #pragma once
 
 #include <linux/kvmai_dev.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,15 +26,46 @@ namespace kvmaictl {
 // The first descriptor number handed over: the one after stderr.
 inline constexpr int kFirstUnitFd = 3;
 
-// `VM [ UNIT ]... -- COMMAND [ ARG ]...`, the "--" kept by cli.cc.
+// `--user USER [ --group GROUP ] VM [ UNIT ]... -- COMMAND [ ARG ]...`,
+// the options anywhere before "--" (also as --user=USER, --group=GROUP),
+// the "--" kept by cli.cc.
 struct ExecCall {
+  std::string user;                  // never empty: "root" (or 0) keeps root
+  std::optional<std::string> group;  // as given
   std::string vm;
   std::vector<std::string> units;    // in the order named; none: the record's
   std::vector<std::string> command;  // never empty, verbatim
 };
 
-// Throws UsageError.
+// Throws UsageError; without --user, one that says to pass it.
 ExecCall parse_exec(const Args& args);
+
+// Who the VMM runs as.
+struct Credentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;  // supplementary, as setgroups(2) takes them
+
+  // Root was asked for explicitly: the process is left as it is.
+  bool is_root() const { return uid == 0; }
+};
+
+// --user and --group as credentials. Each is a name or a decimal id (a
+// number is an id, named or not). GROUP, when given, is the only group;
+// otherwise USER's primary group and the groups that list USER
+// (getgrouplist(3)), as login gives them, which needs a passwd entry. A
+// USER of uid 0 keeps root and takes no GROUP. Throws OpError naming the
+// user or group that does not resolve.
+Credentials resolve_credentials(const std::string& user, const std::optional<std::string>& group);
+
+// Becomes `c` (not root) for good, before an exec: groups, gid and uid
+// (real, effective, saved), every capability set emptied (bounding,
+// ambient, inheritable, permitted, effective) and no_new_privs set, so
+// that nothing the process execs can gain one back (setuid or
+// file-capability binaries included). Then checks what the kernel says
+// of each. Throws OpError naming the step that failed; the process is
+// then part-way and must not exec.
+void drop_privileges(const Credentials& c);
 
 // The ioctl's argument for `unit` of `vm`. Throws OpError naming a name
 // that does not fit.
@@ -74,10 +110,11 @@ std::string uncore_fds_value(std::size_t count, int first = kFirstUnitFd);
 // exec comes first. Throws std::system_error.
 std::vector<UniqueFd> place_fds(std::vector<UniqueFd> fds, int first = kFirstUnitFd);
 
-// The whole command, the descriptors taken from `open_source()`'s source.
-// Returns only by throwing: the VMM has replaced the process otherwise.
-// A failed exec prints "Error: pmu exec: COMMAND: reason" and throws
-// QuietExit(kExitCannotExec).
+// The whole command, the descriptors taken from `open_source()`'s source,
+// the credentials resolved before anything is taken and dropped after the
+// descriptors are placed. Returns only by throwing: the VMM has replaced
+// the process otherwise. A failed exec prints "Error: pmu exec: COMMAND:
+// reason" and throws QuietExit(kExitCannotExec).
 void pmu_exec(const Args& args, Context& ctx, const UnitFdSourceFactory& open_source);
 
 }  // namespace kvmaictl
