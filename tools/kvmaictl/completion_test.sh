@@ -72,6 +72,9 @@ check "ok-group " kvmaictl dev add ''
 check "ok-vm " kvmaictl pmu release ''
 check "core ok-unit " kvmaictl pmu release vm1 ''
 check "ok-unit " kvmaictl pmu exec vm1 unit ''
+check "ok-unit " kvmaictl pmu exec --user nobody vm1 unit ''
+check "--group --user ok-vm " kvmaictl pmu exec ''
+check "nobody " kvmaictl pmu exec --user nobod
 check "ok-vm " kvmaictl pmu show o
 check "--sysfs-root format gpu0 group hugepages memory nic1 vcpus " kvmaictl vm plan ''
 exit $failed
