@@ -125,7 +125,8 @@ def stage_unit(tally, args):
     junit = build / "junit.xml"
     junit.unlink(missing_ok=True)
     if not (build / "CTestTestfile.cmake").exists():
-        tally.add("unit", "ctest", "fail", f"no CTest tree at {build} (run 'make')")
+        tally.add("unit", "ctest", "fail",
+                  f"no CTest tree at {build} (run 'make deps' for GoogleTest, then 'make')")
         return
     subprocess.run(["ctest", "--test-dir", str(build), "--output-junit", str(junit),
                     "--output-on-failure", "-j2"], stdout=None if args.verbose else

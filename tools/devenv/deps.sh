@@ -24,6 +24,26 @@ log() { printf 'deps: %s\n' "$*"; }
 die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (apt-get install)"
+
+# --host: only what 'make' needs on a host that runs kvm-ai (README, "On a
+# real host"): the running kernel's headers, a compiler and kvmaictl's
+# libraries, from the host's own Debian (or derivative) archive.  The
+# tests' tools are not installed, and kvmaictl is built without its tests.
+if [ "${1:-}" = --host ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	log "apt-get update"
+	apt-get update -qq
+	HOST_PKGS=(
+		"linux-headers-$(uname -r)" build-essential kmod
+		cmake pkg-config libnl-3-dev libnl-genl-3-dev
+		libboost-program-options-dev nlohmann-json3-dev libpugixml-dev
+	)
+	log "installing ${HOST_PKGS[*]}"
+	apt-get install -y -qq --no-install-recommends "${HOST_PKGS[@]}" >/dev/null
+	log "ok: make builds kmod/kvmai.ko for $(uname -r), kvmaictl and kvmaistat"
+	exit 0
+fi
+
 . /etc/os-release
 [ "${VERSION_CODENAME:-}" = bookworm ] || die "Debian 12 (bookworm) required, found ${PRETTY_NAME:-unknown}"
 
