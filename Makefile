@@ -3,7 +3,9 @@
 # kvm-ai: per-VM P2P and PMU control for virtualized AI hosts.
 #
 #   make deps     install build/test dependencies (root, Debian 12)
-#   make          build kmod/kvmai.ko, tools/ (kvmaictl) and the selftests
+#   make          build kmod/kvmai.ko and tools/ (kvmaictl, kvmaistat): the
+#                 product, never its test-only parts (see kmod-test)
+#   make host-deps  install what 'make' needs on a Debian host (root)
 #   make demo     boot the emulated AI host and show kvmaictl at work
 #   make check    every test: unit, spec, selftests in the emulated host
 #   make bench    benchmarks in the emulated host (figures, not tests)
@@ -28,13 +30,27 @@ BUILD := $(CURDIR)/build
 PREFIX ?= /usr/local
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
-all: kmod tools selftests
+all: kmod tools
 
 deps:
 	tools/devenv/deps.sh
 
+host-deps:
+	tools/devenv/deps.sh --host
+
 kmod:
-	$(MAKE) -C kmod KVMAI_TEST=y
+	$(MAKE) -C kmod
+
+# The module's test flavour (test.c's fault injection, the mock providers,
+# the series' uncore registry for kernels without it), for the emulated
+# host only: built in build/, never where an operator's insmod finds it.
+# The copy keeps its objects between builds (tar keeps the sources' times).
+KMOD_TEST := $(BUILD)/kmod-test
+kmod-test:
+	mkdir -p $(KMOD_TEST)
+	git ls-files --cached --others --exclude-standard kmod | sed 's|^kmod/||' | \
+		tar -C kmod -cf - -T - | tar -C $(KMOD_TEST) -xf -
+	$(MAKE) -C $(KMOD_TEST) KVMAI_TEST=y KVMAI_SERIES=$(CURDIR)/patches
 
 tools:
 	cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
@@ -45,12 +61,13 @@ selftests:
 	$(MAKE) -C selftests O=$(BUILD)/selftests KSRC=$(KSRC)
 
 # What the emulated host gets under /kvmai.
-vm-payload: all
+vm-payload: kmod-test tools selftests
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
 		 $(BUILD)/vm-payload/guest
-	cp kmod/kvmai.ko kmod/mock/kvmai_mock_pmu.ko kmod/mock/kvmai_mock_vfbus.ko $(wildcard kmod/mock/kvmai_mock_counters.ko) \
-	   $(wildcard kmod/compat/*.ko) $(BUILD)/vm-payload/
+	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/mock/kvmai_mock_pmu.ko $(KMOD_TEST)/mock/kvmai_mock_vfbus.ko \
+	   $(wildcard $(KMOD_TEST)/mock/kvmai_mock_counters.ko) $(wildcard $(KMOD_TEST)/compat/*.ko) \
+	   $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \
 	   $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
 	cp $(BUILD)/selftests/guest/* $(BUILD)/vm-payload/guest/
@@ -85,7 +102,8 @@ vm-payload-kernel: vm-payload
 	@kdir=$$(tools/devenv/kernel.sh dir); \
 	test -n "$$kdir" || { echo "no patched kernel built: run 'make kernel'" >&2; exit 1; }; \
 	rm -rf $(BUILD)/kmod-kernel $(BUILD)/vm-payload-kernel && mkdir -p $(BUILD)/kmod-kernel && \
-	git ls-files kmod | sed 's|^kmod/||' | tar -C kmod -cf - -T - | tar -C $(BUILD)/kmod-kernel -xf - && \
+	git ls-files --cached --others --exclude-standard kmod | sed 's|^kmod/||' | \
+		tar -C kmod -cf - -T - | tar -C $(BUILD)/kmod-kernel -xf - && \
 	$(MAKE) -C $(BUILD)/kmod-kernel KDIR=$$kdir/build KVMAI_TEST=y && \
 	cp -r $(BUILD)/vm-payload $(BUILD)/vm-payload-kernel && \
 	rm -f $(BUILD)/vm-payload-kernel/*.ko && \
@@ -114,7 +132,7 @@ demo: vm-payload
 # Every test, the patched kernel's included: it is built first when the
 # cache lacks it (about 8 minutes cold on 2 cores).  If it cannot be built,
 # the other stages still run and check.py counts the vm-kernel stage failed.
-check: vm-payload
+check: kmod vm-payload
 	@rm -rf $(BUILD)/vm-payload-kernel
 	@if [ -z "$$(tools/devenv/kernel.sh dir)" ]; then \
 		echo "check: building the patched test kernel first (cold: about 8 minutes)"; fi
@@ -148,9 +166,10 @@ install: tools
 
 clean:
 	$(MAKE) -C kmod clean
+	rm -f kmod/compat/uncore_guest.c kmod/compat/asm/uncore_guest.h
 	rm -rf $(BUILD)
 
-.PHONY: all deps kmod tools selftests vm-payload demo check bench regen install clean \
+.PHONY: all deps host-deps kmod kmod-test tools selftests vm-payload demo check bench regen install clean \
 	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested check-libvirt \
 	qemu qemu-patches-check \
 	deb deb-check

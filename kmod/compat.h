@@ -8,6 +8,7 @@
 #define _KVMAI_COMPAT_H
 
 #include <linux/slab.h>
+#include <linux/topology.h>
 
 #include <uapi/linux/kvmai.h>
 
@@ -23,6 +24,18 @@
 #ifndef KVMAI_HAVE_RDMSRQ
 #define rdmsrq_safe rdmsrl_safe
 #define wrmsrq_safe wrmsrl_safe
+#endif
+
+/*
+ * PMU ownership is x86's: the uncore registry and KVM's core fence exist
+ * there only.  Elsewhere (arm64 hosts pass GPUs and NICs to VMs too, and
+ * kvmai's P2P groups are for them) pmu-assign is refused, so no record
+ * names a CPU or a package, and these x86 topology helpers only let the
+ * PMU code build.
+ */
+#ifndef CONFIG_X86
+#define topology_logical_package_id(cpu) ({ (void)(cpu); 0; })
+#define topology_max_packages() 1U
 #endif
 
 /* What the module was built with, for status-get (enum kvmai_feature). */

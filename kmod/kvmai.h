@@ -20,7 +20,11 @@
 #include <linux/vfio.h>
 #include <net/net_namespace.h>
 
-/* The kernel's uncore registry, or compat/'s copy on kernels without it. */
+/*
+ * The kernel's uncore registry; on kernels without it the series' header
+ * from compat/asm/, whose stubs offer nothing (test builds load the
+ * registry itself as a module, Kbuild).
+ */
 #include <asm/uncore_guest.h>
 
 #include "compat.h"

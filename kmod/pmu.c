@@ -9,7 +9,7 @@
  * between the check and the VM.
  *
  * Uncore units count for whole packages: a unit is reserved in the uncore
- * registry (the kernel's, or compat/uncore_guest.c on kernels without it)
+ * registry (the kernel's; without the series, the header's stubs refuse)
  * for the packages of the VM's CPUs, which must be whole unless the
  * operator says the packages are shared.  The registry then refuses host
  * events there.  The operator takes a handle (a file) of the reservation

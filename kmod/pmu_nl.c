@@ -319,6 +319,11 @@ int kvmai_nl_pmu_assign_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *attr;
 	int ret;
 
+	/* The uncore registry and KVM's core fence are x86's (compat.h). */
+	if (!IS_ENABLED(CONFIG_X86)) {
+		NL_SET_ERR_MSG(info->extack, "PMU ownership is for x86 hosts only");
+		return -EOPNOTSUPP;
+	}
 	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL))
 		return -ENOMEM;
 	ret = kvmai_pmu_req_parse(info, &req, cpus);

@@ -16,7 +16,7 @@
 #                  minbase chroot, its tarball cached in $CACHE/deb): apt
 #                  installs them with their dependencies, DKMS builds and
 #                  installs kvmai against the cached Linux 6.12 headers
-#                  (with compat/uncore_guest), and against the patched test
+#                  (kvmai alone, no registry copy), and against the patched test
 #                  kernel when 'make kernel' has built one (without);
 #                  kvmaictl runs; purging takes everything away again
 #   deb.sh build lint check   several, in this order; stops after the first
@@ -140,11 +140,11 @@ check_contents() {
 		return
 	fi
 	list=$(dpkg-deb -c "$dkms" | awk '{print $6}' | sed 's|^\./|/|')
-	for f in dkms.conf Kbuild Makefile main.c compat/uncore_guest.c compat/uncore_guest_module.h \
-		compat/asm/uncore_guest.h include/uapi/linux/kvmai.h; do
+	for f in dkms.conf Kbuild Makefile main.c compat/asm/uncore_guest.h \
+		include/uapi/linux/kvmai.h; do
 		grep -qxF "/usr/src/kvmai-$ver/$f" <<<"$list" || missing+=("$f")
 	done
-	extra=$(grep -E "^/usr/src/kvmai-$ver/(mock/|test\.c$|.*\.(o|ko|mod|mod\.c|cmd)$)" <<<"$list" || true)
+	extra=$(grep -E "^/usr/src/kvmai-$ver/(mock/|test\.c$|compat/uncore_guest(\.c|_module\.h)$|.*\.(o|ko|mod|mod\.c|cmd)$)" <<<"$list" || true)
 	if [ ${#missing[@]} -gt 0 ]; then
 		fail contents-kvmai-dkms "missing ${missing[*]}"
 	elif [ -n "$extra" ]; then
@@ -359,10 +359,10 @@ session() {
 		fail dkms-added "dkms status knows no kvmai/$ver"
 	fi
 
-	# Debian's 6.12 has no series: uncore_guest.ko as well, kvmai.ko on it,
-	# and on mdev.ko and vfio.ko for its counters devices.
+	# Debian's 6.12 has no series: kvmai.ko alone (no registry copy, the
+	# header's stubs), on mdev.ko and vfio.ko for its counters devices.
 	dkms_kernel 6.12 "$kver" "$K612/usr/src/linux-headers-$kver" "$K612/lib/modules/$kver" \
-		"kvmai uncore_guest" "mdev,uncore_guest,vfio"
+		kvmai "mdev,vfio"
 
 	# The patched test kernel, if 'make kernel' built it (an O= build: the
 	# series' header is in the source tree its Makefile includes).

@@ -4,7 +4,8 @@
 # The patch series against its mainline base (patches/base):
 #   kernel.sh check   apply with git am, checkpatch --strict every patch,
 #                     compile the objects the series touches, check that
-#                     kmod/compat's copies of series files are identical
+#                     kmod/compat/from-series.sh takes the series' files
+#                     as the applied series has them
 #   kernel.sh build   build the small test kernel (patches/kernel.config on
 #                     tinyconfig) and the series' KVM selftest, and install
 #                     them where vmhost.py boots it;
@@ -146,31 +147,31 @@ series_kvm_selftests() {
 		'tools/testing/selftests/kvm/*.c' | sed 's|^tools/testing/selftests/kvm/||; s/\.c$//'
 }
 
-# Files of the series that kmod/compat carries, byte for byte, as a backport
-# for kernels without the series: patched tree path, then kmod copy.
+# Files of the series that kvmai builds against on kernels without it
+# (kmod/compat/from-series.sh takes them out of patches/ for kmod/Makefile):
+# what it takes must be what the applied series has.
 compat_files=(
-	"arch/x86/events/uncore_guest.c kmod/compat/uncore_guest.c"
-	"arch/x86/include/asm/uncore_guest.h kmod/compat/asm/uncore_guest.h"
+	arch/x86/events/uncore_guest.c
+	arch/x86/include/asm/uncore_guest.h
 )
 
 check_compat() {
-	local pair tree copy rc=0
-	for pair in "${compat_files[@]}"; do
-		read -r tree copy <<<"$pair"
+	local tree taken rc=0
+	taken=$(mktemp)
+	for tree in "${compat_files[@]}"; do
 		if [ ! -f "$repo/$tree" ]; then
-			echo "compat: $copy: the series has no $tree" >&2
+			echo "compat: the series has no $tree" >&2
 			rc=1
-		elif [ ! -f "$top/$copy" ]; then
-			echo "compat: $copy is missing (the series has $tree)" >&2
+		elif ! "$top/kmod/compat/from-series.sh" "$top/patches" "$tree" "$taken"; then
 			rc=1
-		elif ! cmp -s "$repo/$tree" "$top/$copy"; then
-			echo "compat: $copy differs from the series' $tree" \
-				"(diff -u $repo/$tree $top/$copy)" >&2
+		elif ! cmp -s "$repo/$tree" "$taken"; then
+			echo "compat: $tree as from-series.sh takes it differs from the applied series'" >&2
 			rc=1
 		else
-			echo "compat: $copy is identical to the series' $tree"
+			echo "compat: $tree as from-series.sh takes it is the applied series'"
 		fi
 	done
+	rm -f "$taken"
 	return $rc
 }
 
