@@ -282,6 +282,22 @@ def stage_patches(tally, args):
                 "quilt export")
 
 
+def product_case(line):
+    """product.sh: 'product: NAME: ok|FAILED (why)'."""
+    m = re.match(r"product: ([\w.-]+): (ok|FAILED)(.*)", line)
+    if m:
+        return m.group(1), "pass" if m.group(2) == "ok" else "fail", m.group(3).strip(" ()")
+    return None
+
+
+def stage_product(tally, args):
+    """tools/devenv/product.sh: the module 'make' built holds no test-only
+    part, git holds one copy of the series' registry, and the module
+    builds for arm64; one count per 'product: NAME: ok|FAILED' line."""
+    run_counted(tally, args, "product", [TOP / "tools/devenv/product.sh"], product_case,
+                "product")
+
+
 def stage_deb(tally, args):
     """tools/devenv/deb.sh build lint check: the Debian packages built,
     lintian-clean, installed in a clean bookworm root where DKMS builds the
@@ -397,7 +413,7 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
         tally.add(stage, "emulated host", "fail", f"vmhost exit {rc}")
 
 
-STAGES = {"unit": stage_unit, "spec": stage_spec, "host": stage_host,
+STAGES = {"unit": stage_unit, "spec": stage_spec, "host": stage_host, "product": stage_product,
           "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
           "nested": stage_nested, "nested-kernel": stage_nested_kernel,
           "nested-pmu": stage_nested_pmu,
@@ -457,8 +473,8 @@ def main():
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
     # nested-kernel runs on request (make check-nested), see NESTED_SELFTESTS.
     ap.add_argument("--stages",
-                    default="unit,spec,host,vm+patches,vm-kernel+deb,nested,nested-pmu,libvirt,"
-                            "libvirt-kernel")
+                    default="unit,spec,host,vm+patches+product,vm-kernel+deb,nested,nested-pmu,"
+                            "libvirt,libvirt-kernel")
     ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--tally-out", metavar="FILE", help=argparse.SUPPRESS)

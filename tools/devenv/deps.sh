@@ -89,8 +89,9 @@ PKGS=(
 	nlohmann-json3-dev libpugixml-dev libxml2-dev clang-format clang-tidy
 	# xmllint: the tests validate libvirt metadata against its RELAX NG schema
 	libxml2-utils
-	# the completion script's test sources bash-completion's helpers
-	bash-completion
+	# the completion script's test sources bash-completion's helpers; the
+	# arm64 build of the module (tools/devenv/product.sh)
+	bash-completion gcc-aarch64-linux-gnu
 	# emulated host; perf for its L2 guests (uncore PMUs passed through)
 	busybox-static pciutils linux-perf
 	# patches-export --check; checkpatch's SPDX check (scripts/spdxcheck.py)
