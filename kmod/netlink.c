@@ -276,12 +276,12 @@ bool kvmai_bad_name(struct genl_info *info, int type, const char *what)
 			continue;
 		if (isgraph(*c) && isascii(*c))
 			NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
-						"%s: '%c' at offset %td is not allowed (" KVMAI_NAME_CHARS_DOC ")",
-						what, *c, c - s);
+						"%s: '%c' at offset %td is not allowed (%s)",
+						what, *c, c - s, KVMAI_NAME_CHARS_DOC);
 		else
 			NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
-						"%s: byte %#04x at offset %td is not allowed (" KVMAI_NAME_CHARS_DOC ")",
-						what, *c, c - s);
+						"%s: byte %#04x at offset %td is not allowed (%s)",
+						what, *c, c - s, KVMAI_NAME_CHARS_DOC);
 		return true;
 	}
 	return false;

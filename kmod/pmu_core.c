@@ -6,6 +6,7 @@
  * patch series.  Without them the module cannot fence or see host events,
  * so it refuses to record an ownership it could not honour.
  */
+#include <linux/string.h>
 #include <net/genetlink.h>
 
 #include "kvmai.h"
@@ -32,8 +33,10 @@ static void kvmai_core_busy(struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG_FMT(extack, "core PMU: %u task-bound host events count in guests",
 				   info.nr_include_guest_events);
 	else if (c.pid)
-		NL_SET_ERR_MSG_FMT(extack, "core PMU: %s[%d] counts guests (%s event, CPU %d)",
-				   c.comm, c.pid, c.pmu, c.cpu);
+		/* A task names itself: its bytes are escaped, not sent to terminals. */
+		NL_SET_ERR_MSG_FMT(extack, "core PMU: %*pE[%d] counts guests (%s event, CPU %d)",
+				   (int)strnlen(c.comm, sizeof(c.comm)), c.comm, c.pid, c.pmu,
+				   c.cpu);
 	else
 		NL_SET_ERR_MSG_FMT(extack, "core PMU: kernel %s event on CPU %d counts guests",
 				   c.pmu, c.cpu);

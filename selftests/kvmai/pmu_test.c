@@ -728,6 +728,50 @@ TEST_F(pmu, core_refused_while_host_events_count_guests)
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 }
 
+/* Whether @s holds a byte a terminal would act on. */
+static bool has_control_bytes(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < ' ' && *s != '\n')
+			return true;
+		else if ((unsigned char)*s >= 0x7f)
+			return true;
+	return false;
+}
+
+/*
+ * A task names itself: a refusal that blames it carries its name escaped,
+ * in the kernel's extack and in what kvmaictl prints, never the bytes a
+ * terminal acts on (here: clear the screen, ring the bell).
+ */
+TEST_F(pmu, core_refusal_escapes_the_blamed_command_name)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	char saved[16] = "", out[4096];
+	int fd, rc;
+
+	if (!core_fence_built(self))
+		SKIP(return, "kernel without the KVM core PMU fence");
+	ASSERT_EQ(0, prctl(PR_GET_NAME, saved));
+	/* perf reads the owner's name when asked, so it stays until the end. */
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "\x1b[2J\x07pmu"));
+	fd = kt_perf_open("mock_core", 1, false);
+	if (fd >= 0)
+		self->fds[self->nfds++] = fd;
+	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL));
+	rc = kt_sh(out, sizeof(out), KVMAICTL " pmu assign vm1 core 2>&1; " KVMAICTL " pmu show");
+	prctl(PR_SET_NAME, saved);
+	ASSERT_LE(0, fd);
+	EXPECT_FALSE(has_control_bytes(self->ext)) TH_LOG("extack: %s", self->ext);
+	EXPECT_NE(NULL, strstr(self->ext, "core PMU: \\e[2J\\apmu[")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(0, rc) TH_LOG("%s", out);
+	EXPECT_FALSE(has_control_bytes(out)) TH_LOG("kvmaictl printed: %s", out);
+	EXPECT_NE(NULL, strstr(out, "Error: pmu assign: core PMU: \\e[2J\\apmu["))
+		TH_LOG("kvmaictl printed: %s", out);
+	EXPECT_NE(NULL, strstr(out, "(\\x1b[2J\\x07pmu)")) TH_LOG("kvmaictl printed: %s", out);
+	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
 /*
  * Without the mock, the fence is KVM's: where VMs get no mediated vPMU (the
  * emulated host: TCG has no PMU) it is refused, and no host event is kept
