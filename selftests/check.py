@@ -262,12 +262,17 @@ def quilt_case(line):
     return None
 
 
-def deb_case(line):
-    """deb.sh: 'deb: NAME: ok|FAILED (why)'."""
-    m = re.match(r"deb: ([\w.-]+): (ok|FAILED)(.*)", line)
-    if m:
-        return m.group(1), "pass" if m.group(2) == "ok" else "fail", m.group(3).strip(" ()")
-    return None
+def verdict_case(tag):
+    """A counter for scripts that print 'TAG: NAME: ok|FAILED (why)' per
+    check (deb.sh, product.sh)."""
+    pattern = re.compile(rf"{tag}: ([\w.-]+): (ok|FAILED)(.*)")
+
+    def case(line):
+        m = pattern.match(line)
+        if m:
+            return m.group(1), "pass" if m.group(2) == "ok" else "fail", m.group(3).strip(" ()")
+        return None
+    return case
 
 
 def stage_patches(tally, args):
@@ -282,20 +287,12 @@ def stage_patches(tally, args):
                 "quilt export")
 
 
-def product_case(line):
-    """product.sh: 'product: NAME: ok|FAILED (why)'."""
-    m = re.match(r"product: ([\w.-]+): (ok|FAILED)(.*)", line)
-    if m:
-        return m.group(1), "pass" if m.group(2) == "ok" else "fail", m.group(3).strip(" ()")
-    return None
-
-
 def stage_product(tally, args):
     """tools/devenv/product.sh: the module 'make' built holds no test-only
     part, git holds one copy of the series' registry, and the module
     builds for arm64; one count per 'product: NAME: ok|FAILED' line."""
-    run_counted(tally, args, "product", [TOP / "tools/devenv/product.sh"], product_case,
-                "product")
+    run_counted(tally, args, "product", [TOP / "tools/devenv/product.sh"],
+                verdict_case("product"), "product")
 
 
 def stage_deb(tally, args):
@@ -303,7 +300,7 @@ def stage_deb(tally, args):
     lintian-clean, installed in a clean bookworm root where DKMS builds the
     module; one count per 'deb: NAME: ok|FAILED' line."""
     run_counted(tally, args, "deb", [TOP / "tools/devenv/deb.sh", "build", "lint", "check"],
-                deb_case, "packages")
+                verdict_case("deb"), "packages")
 
 
 def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False):
