@@ -520,6 +520,30 @@ TEST(PmuExec, CliUnknownUserExits1) {
   ::_exit(problems.empty() ? 0 : 1);
 }
 
+// The descriptor a FakeSource hands out for each unit named.
+using UnitFiles = std::map<std::string, const char*>;
+
+// Runs pmu_exec(args) in this process, a death test's child: it ends the
+// process, with what the command exits with (kExitFailed and its one line
+// for an OpError, a QuietExit's code) or as a failure when it throws
+// anything else or returns.
+[[noreturn]] void exec_in_child(const Args& args, const TransportFactory& connect,
+                                const UnitFiles& files = {}) {
+  auto slog = std::make_shared<FakeSource::Log>();
+  Exec e(std::cerr, connect);
+  try {
+    pmu_exec(args, e.ctx, [&] { return std::make_unique<FakeSource>(slog, files); });
+  } catch (const OpError& x) {
+    std::cerr << x.what() << '\n' << std::flush;
+    ::_exit(kExitFailed);
+  } catch (const QuietExit& x) {
+    ::_exit(x.code());
+  } catch (const std::exception& x) {
+    exit_with(std::string("threw: ") + x.what());
+  }
+  exit_with("returned");
+}
+
 // The descriptors open in this process (below 256).
 std::set<int> open_fds() {
   std::set<int> s;
@@ -579,21 +603,9 @@ TEST(PmuExecDeathTest, CommandInheritsTheUnitsAtThreeAndFour) {
       "[ \"$1\" = -h ] && [ \"$2\" = -- ] && [ $# = 2 ] || fail arguments $*\n"
       "echo ran >&2\n";
   EXPECT_EXIT(
-      {
-        auto tlog = std::make_shared<Log>();
-        auto slog = std::make_shared<FakeSource::Log>();
-        Exec e(std::cerr, answering(tlog, record_with_units()));
-        try {
-          pmu_exec({"--user", "root", "vm1", "--", "/bin/sh", "-c", script, "sh", "-h", "--"},
-                   e.ctx, [&] {
-                     return std::make_unique<FakeSource>(
-                         slog, std::map<std::string, const char*>{{"amd_df", "/dev/zero"}});
-                   });
-        } catch (const std::exception& x) {
-          exit_with(std::string("threw: ") + x.what());
-        }
-        exit_with("returned");
-      },
+      exec_in_child({"--user", "root", "vm1", "--", "/bin/sh", "-c", script, "sh", "-h", "--"},
+                    answering(std::make_shared<Log>(), record_with_units()),
+                    {{"amd_df", "/dev/zero"}}),
       ::testing::ExitedWithCode(0), "^ran\n$");
 }
 
@@ -680,22 +692,9 @@ TEST(PmuExecDeathTest, FailedDropRunsNothing) {
         if (::setresuid(n->uid, n->uid, n->uid) != 0) {
           exit_with("setresuid");
         }
-        auto slog = std::make_shared<FakeSource::Log>();
-        Exec e(std::cerr, nullptr);
-        try {
-          pmu_exec({"--user", "43210", "--group", "43211", "vm1", "unit", "amd_l3", "--", "/bin/sh",
-                    "-c", "echo ran >&2"},
-                   e.ctx, [&] {
-                     return std::make_unique<FakeSource>(slog,
-                                                         std::map<std::string, const char*>{});
-                   });
-        } catch (const OpError& x) {
-          std::cerr << x.what() << '\n' << std::flush;
-          ::_exit(kExitFailed);
-        } catch (const std::exception& x) {
-          exit_with(std::string("threw: ") + x.what());
-        }
-        exit_with("returned");
+        exec_in_child({"--user", "43210", "--group", "43211", "vm1", "unit", "amd_l3", "--",
+                       "/bin/sh", "-c", "echo ran >&2"},
+                      nullptr);
       },
       ::testing::ExitedWithCode(kExitFailed),
       "^cannot drop to uid 43210 gid 43211: setgroups: Operation not permitted\n$");
@@ -714,18 +713,7 @@ TEST(PmuExecDeathTest, UserRootKeepsRoot) {
       "[ \"$KVMAI_UNCORE_FDS\" = 3 ] || exit 1\n"
       "echo ran >&2\n";
   EXPECT_EXIT(
-      {
-        auto slog = std::make_shared<FakeSource::Log>();
-        Exec e(std::cerr, nullptr);
-        try {
-          pmu_exec({"--user", "root", "vm1", "amd_l3", "--", "/bin/sh", "-c", script}, e.ctx, [&] {
-            return std::make_unique<FakeSource>(slog, std::map<std::string, const char*>{});
-          });
-        } catch (const std::exception& x) {
-          exit_with(std::string("threw: ") + x.what());
-        }
-        exit_with("returned");
-      },
+      exec_in_child({"--user", "root", "vm1", "amd_l3", "--", "/bin/sh", "-c", script}, nullptr),
       ::testing::ExitedWithCode(0), "^ran\n$");
 }
 
@@ -751,41 +739,15 @@ TEST(PmuExecDeathTest, CommandRunsAsTheUserWithoutCapabilities) {
       "[ \"$(readlink /proc/$$/fd/3)\" = /dev/zero ] || fail 3 is not amd_df\n"
       "[ \"$(readlink /proc/$$/fd/4)\" = /dev/null ] || fail 4 is not amd_l3\n"
       "echo ran >&2\n";
-  EXPECT_EXIT(
-      {
-        auto tlog = std::make_shared<Log>();
-        auto slog = std::make_shared<FakeSource::Log>();
-        Exec e(std::cerr, answering(tlog, record_with_units()));
-        try {
-          pmu_exec({"--user", "nobody", "vm1", "--", "/bin/sh", "-c", script}, e.ctx, [&] {
-            return std::make_unique<FakeSource>(
-                slog, std::map<std::string, const char*>{{"amd_df", "/dev/zero"}});
-          });
-        } catch (const std::exception& x) {
-          exit_with(std::string("threw: ") + x.what());
-        }
-        exit_with("returned");
-      },
-      ::testing::ExitedWithCode(0), "^ran\n$");
+  EXPECT_EXIT(exec_in_child({"--user", "nobody", "vm1", "--", "/bin/sh", "-c", script},
+                            answering(std::make_shared<Log>(), record_with_units()),
+                            {{"amd_df", "/dev/zero"}}),
+              ::testing::ExitedWithCode(0), "^ran\n$");
 }
 
 TEST(PmuExecDeathTest, FailedExecExits127NamingTheCommand) {
   EXPECT_EXIT(
-      {
-        auto slog = std::make_shared<FakeSource::Log>();
-        Exec e(std::cerr, nullptr);
-        try {
-          pmu_exec(
-              {"--user", "root", "vm1", "unit", "amd_l3", "--", "/nonexistent/vmm"}, e.ctx, [&] {
-                return std::make_unique<FakeSource>(slog, std::map<std::string, const char*>{});
-              });
-        } catch (const QuietExit& x) {
-          ::_exit(x.code());
-        } catch (const std::exception& x) {
-          exit_with(std::string("threw: ") + x.what());
-        }
-        exit_with("returned");
-      },
+      exec_in_child({"--user", "root", "vm1", "unit", "amd_l3", "--", "/nonexistent/vmm"}, nullptr),
       ::testing::ExitedWithCode(kExitCannotExec),
       "^Error: pmu exec: /nonexistent/vmm: No such file or directory\n$");
 }
