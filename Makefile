@@ -7,6 +7,7 @@
 #                 product, never its test-only parts (see kmod-test)
 #   make host-deps  install what 'make' needs on a Debian host (root)
 #   make demo     boot the emulated AI host and show kvmaictl at work
+#   make check-quick  the tests that need no emulated host (unit, spec, host)
 #   make check    every test: unit, spec, selftests in the emulated host
 #   make bench    benchmarks in the emulated host (figures, not tests)
 #   make install  kvmaictl, its man page and completion (PREFIX=/usr/local)
@@ -52,9 +53,11 @@ kmod-test:
 		tar -C kmod -cf - -T - | tar -C $(KMOD_TEST) -xf -
 	$(MAKE) -C $(KMOD_TEST) KVMAI_TEST=y KVMAI_SERIES=$(CURDIR)/patches
 
-tools:
-	cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
+tools-configure = cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+
+tools:
+	$(tools-configure)
 	cmake --build $(BUILD)/tools -j2
 
 selftests:
@@ -126,8 +129,24 @@ check-libvirt: vm-payload
 	-@$(MAKE) --no-print-directory kernel vm-payload-kernel
 	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages libvirt,libvirt-kernel $(if $(V),-v)
 
-demo: vm-payload
-	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/vm-payload --scenario demo
+# What the demo's emulated host runs: the module's test flavour (the mock
+# PMU plays an uncore driver there) and kvmaictl; none of the tests.
+demo-payload: kmod-test
+	$(tools-configure)
+	cmake --build $(BUILD)/tools --target kvmaictl -j2
+	rm -rf $(BUILD)/demo-payload
+	mkdir -p $(BUILD)/demo-payload/bin
+	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/mock/kvmai_mock_pmu.ko $(wildcard $(KMOD_TEST)/compat/*.ko) \
+	   $(BUILD)/demo-payload/
+	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/demo-payload/bin/
+
+demo: demo-payload
+	$(PYTHON) selftests/vmhost/vmhost.py --payload $(BUILD)/demo-payload --scenario demo
+
+# The tests that need no emulated host (unit, spec, host): for iterating
+# on the tools, the spec or the docs; a minute or two once built.
+check-quick: tools selftests
+	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages unit,spec,host $(if $(V),-v)
 
 # Every test, the patched kernel's included: it is built first when the
 # cache lacks it (about 8 minutes cold on 2 cores).  If it cannot be built,
@@ -169,7 +188,7 @@ clean:
 	rm -f kmod/compat/uncore_guest.c kmod/compat/asm/uncore_guest.h
 	rm -rf $(BUILD)
 
-.PHONY: all deps host-deps kmod kmod-test tools selftests vm-payload demo check bench regen install clean \
+.PHONY: all deps host-deps kmod kmod-test tools demo-payload check-quick selftests vm-payload demo check bench regen install clean \
 	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested check-libvirt \
 	qemu qemu-patches-check \
 	deb deb-check
