@@ -521,6 +521,28 @@ void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Mo
   }
 }
 
+void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Module& m,
+                        std::vector<std::string>& warnings) {
+  if (!xml.kvmai.present) {
+    return;  // not a kvm-ai domain
+  }
+  const FsReader sys(call.sysfs_root);
+  switch (op) {
+    case Op::prepare:
+      prepare(plan_domain(call.domain, xml, sys), m);
+      break;
+    case Op::started:
+      started(call, plan_domain(call.domain, xml, sys), m);
+      break;
+    case Op::reconnect:
+      reconnect(call, xml, sys, m, warnings);
+      break;
+    case Op::stop:
+    case Op::none:
+      break;
+  }
+}
+
 // libvirt puts the hook's standard error into its own one-line error.
 std::string one_line(std::string s) {
   std::replace_if(
@@ -613,26 +635,14 @@ int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& e
   Module m(connect);
   std::vector<std::string> warnings;
   try {
-    const DomainXml xml = parse_domain_xml(domain_xml);
-    if (!xml.kvmai.present) {
-      return kExitOk;  // not a kvm-ai domain
-    }
-    const FsReader sys(call.sysfs_root);
-    switch (op) {
-      case Op::prepare:
-        prepare(plan_domain(call.domain, xml, sys), m);
-        break;
-      case Op::started:
-        started(call, plan_domain(call.domain, xml, sys), m);
-        break;
-      case Op::stop:
-        stop(call, m);
-        break;
-      case Op::reconnect:
-        reconnect(call, xml, sys, m, warnings);
-        break;
-      case Op::none:
-        break;
+    if (op == Op::stop) {
+      // By the domain's name, not by its XML: `virsh metadata --live
+      // --remove` takes kvm-ai's element out of a running domain, and what
+      // `started` made must go all the same.  A domain that never was
+      // kvm-ai's costs a dump and a release that finds nothing.
+      stop(call, m);
+    } else {
+      start_or_reconnect(call, op, parse_domain_xml(domain_xml), m, warnings);
     }
   } catch (const std::exception& e) {
     err << "kvmai: " << one_line(e.what()) << '\n';

@@ -9,7 +9,8 @@
 //                     resources to the QEMU process (libvirt's pid file);
 //                     all or nothing, and a repeat changes nothing
 //   stopped end,      delete every group of the domain, release its PMU
-//   release end       record; quiet when they are gone already
+//   release end       record, by the domain's name, whatever the XML
+//                     says now; quiet when they are gone already
 //   reconnect begin,  (libvirtd restarted, or took over a QEMU) put back
 //   attach begin      what the module lost; never disable a group
 //

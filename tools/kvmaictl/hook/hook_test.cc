@@ -278,7 +278,9 @@ std::string vm1(const std::string& metadata) {
 
 // ---- operations that do nothing ----------------------------------------------
 
-TEST_F(HookTest, WithoutMetadataEveryOperationDoesNothing) {
+// Domains that are not kvm-ai's start, run and reconnect without the hook
+// opening a socket.
+TEST_F(HookTest, WithoutMetadataStartingDoesNothing) {
   const std::string plain = domain_xml("vm1", {kGpu, kNic}, "");
   const std::string foreign = domain_xml(
       "vm1", {kGpu, kNic}, "    <app:x xmlns:app='http://example.org/app'><app:y/></app:x>\n");
@@ -286,8 +288,6 @@ TEST_F(HookTest, WithoutMetadataEveryOperationDoesNothing) {
        std::vector<std::pair<std::string, std::string>>{{"prepare", "begin"},
                                                         {"start", "begin"},
                                                         {"started", "begin"},
-                                                        {"stopped", "end"},
-                                                        {"release", "end"},
                                                         {"reconnect", "begin"},
                                                         {"attach", "begin"}}) {
     for (const auto& xml : {plain, foreign}) {
@@ -297,6 +297,22 @@ TEST_F(HookTest, WithoutMetadataEveryOperationDoesNothing) {
     }
   }
   EXPECT_EQ(log_->commands, Commands{});
+}
+
+// The stop operations do not trust the XML to say whether there is
+// anything to clean up: `virsh metadata --live --remove` takes the element
+// out of a running domain's XML, and what the hook made at `started` must
+// go all the same.  A domain that never was kvm-ai's costs one dump and
+// one release that finds nothing.
+TEST_F(HookTest, WithoutMetadataStopAsksTheModuleQuietly) {
+  const std::string plain = domain_xml("vm1", {kGpu, kNic}, "");
+  for (const std::string op : {"stopped", "release"}) {
+    forget();
+    const Hooked h = hook(op, "end", plain);
+    EXPECT_EQ(h.rc, 0) << op << h.err;
+    EXPECT_EQ(h.err, "") << op;
+    EXPECT_EQ(commands(), (Commands{KVMAI_CMD_GROUP_GET, KVMAI_CMD_PMU_RELEASE})) << op;
+  }
 }
 
 TEST_F(HookTest, UnknownOperationsExitZeroUnread) {
@@ -679,6 +695,34 @@ TEST_F(HookTest, StoppedWithBrokenMetadataStillCleansUp) {
   EXPECT_TRUE(model().groups.empty());
 }
 
+TEST_F(HookTest, StoppedWithoutMetadataCleansUpByName) {
+  // What `started` made, then the live metadata removed.
+  ASSERT_EQ(hook("started", "begin", vm1(kFullMetadata)).rc, 0);
+  ASSERT_TRUE(model().groups.contains("vm1-p2p"));
+  ASSERT_TRUE(model().pmus.contains("vm1"));
+  forget();
+  const Hooked h = hook("stopped", "end", vm1(""));
+  EXPECT_EQ(h.rc, 0) << h.err;
+  EXPECT_EQ(h.err, "");
+  EXPECT_EQ(commands(),
+            (Commands{KVMAI_CMD_GROUP_GET, KVMAI_CMD_GROUP_DEL, KVMAI_CMD_PMU_RELEASE}));
+  EXPECT_TRUE(model().groups.empty());
+  EXPECT_TRUE(model().pmus.empty());
+}
+
+// The stop operations need nothing from the XML: not even XML.
+TEST_F(HookTest, StoppedCleansUpWhateverStandardInputHolds) {
+  model().groups["a"] = {.vm = "vm1",
+                         .mode = KVMAI_MODE_TRANSLATED,
+                         .state = KVMAI_STATE_ENABLED,
+                         .members = {kGpu, kNic}};
+  model().pmus["vm1"] = {.core = true, .units = {}, .pid = 4242};
+  const Hooked h = hook("release", "end", "this is not XML");
+  EXPECT_EQ(h.rc, 0) << h.err;
+  EXPECT_TRUE(model().groups.empty());
+  EXPECT_TRUE(model().pmus.empty());
+}
+
 TEST_F(HookTest, StoppedIsQuietWhenTheModuleIsGone) {
   const Call call{.domain = "vm1",
                   .operation = "release",
@@ -686,9 +730,11 @@ TEST_F(HookTest, StoppedIsQuietWhenTheModuleIsGone) {
                   .extra = "crashed",
                   .run_dir = host_.dir.path() / "run",
                   .sysfs_root = host_.dir.path() / "sys"};
-  std::ostringstream err;
-  EXPECT_EQ(run_qemu_hook(call, vm1(kFullMetadata), err, testing::no_kvmai()), 0);
-  EXPECT_EQ(err.str(), "");
+  for (const std::string& xml : {vm1(kFullMetadata), vm1("")}) {
+    std::ostringstream err;
+    EXPECT_EQ(run_qemu_hook(call, xml, err, testing::no_kvmai()), 0);
+    EXPECT_EQ(err.str(), "");
+  }
 }
 
 TEST_F(HookTest, StoppedReportsARealFailure) {
