@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "escape.h"
 #include "hook/metadata.h"
 #include "kvmai_group.h"
 #include "sysfs.h"
@@ -543,11 +544,17 @@ void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Module& m
   }
 }
 
-// libvirt puts the hook's standard error into its own one-line error.
+// libvirt puts the hook's standard error into its own one-line error,
+// which `virsh start` prints on the operator's terminal.  Messages quote
+// the kernel's extack, which names processes by their comm, and any local
+// user chooses a comm: line breaks become spaces, and every other byte
+// that is not printable ASCII is shown as \xHH (escape.h, as kvmaictl
+// shows it everywhere), so no escape sequence gets through, whichever
+// stream the line goes to.
 std::string one_line(std::string s) {
   std::replace_if(
       s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
-  return s;
+  return escape_bytes(s);
 }
 
 void qemu(const Args& args, Context& ctx) {

@@ -17,7 +17,8 @@
 // Every other operation exits 0 without reading anything.  The hook writes
 // nothing on standard output (libvirt reads a filter's output there for
 // some operations) and, when it fails, one line on standard error that
-// libvirt puts into its error: "kvmai: ...".  It never calls libvirt.
+// libvirt puts into its error: "kvmai: ...", printable ASCII only, since
+// it quotes the kernel and other processes.  It never calls libvirt.
 #pragma once
 
 #include <ostream>

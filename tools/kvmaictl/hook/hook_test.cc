@@ -647,6 +647,29 @@ TEST_F(HookTest, KernelWarningsFollowSuccess) {
             "through the IOMMU\n");
 }
 
+// What the kernel says names processes (comm), which any local user
+// chooses: libvirt puts the hook's line into `virsh start`'s error, on the
+// operator's terminal, so no control byte may get through (here OSC 52,
+// which sets the terminal's clipboard, and a screen clear).
+TEST_F(HookTest, KernelTextReachesLibvirtEscaped) {
+  model().fail_when = [](std::uint8_t cmd, const AttrSet&) { return cmd == KVMAI_CMD_PMU_ASSIGN; };
+  model().fail_errno = EBUSY;
+  model().fail_extack = "\x1b]52;c;aGVsbG8=\x07[4242] counts guests\x1b[2J\x7f\xc3\xa9";
+  Hooked h = hook("started", "begin", vm1(kFullMetadata));
+  EXPECT_EQ(h.rc, 1);
+  EXPECT_EQ(h.err,
+            "kvmai: pmu: assign: \\x1b]52;c;aGVsbG8=\\x07[4242] counts guests\\x1b[2J\\x7f\\xc3"
+            "\\xa9 (Device or resource busy)\n");
+
+  model().fail_when = nullptr;
+  model().pmus.clear();
+  model().groups.clear();
+  model().warning = "0000:13:00.0\x1b[31m has no ATS\r\nkvmai: forged line";
+  h = hook("started", "begin", vm1(kGroupMetadata));
+  EXPECT_EQ(h.rc, 0);
+  EXPECT_EQ(h.err, "kvmai: warning: 0000:13:00.0\\x1b[31m has no ATS  kvmai: forged line\n");
+}
+
 // ---- stopped, release ------------------------------------------------------------
 
 TEST_F(HookTest, StoppedDeletesOnlyThisDomainsGroups) {
