@@ -509,7 +509,8 @@ void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Mo
   }
   DomainPlan plan;
   try {
-    plan = plan_domain(call.domain, xml, sys);
+    plan = plan_domain(call.domain, xml, sys,
+                       xml.kvmai.pmu ? read_host_config(call.config) : HostConfig{});
   } catch (const HookError& e) {
     warnings.push_back(std::string(e.what()) + ": nothing put back");
     return;
@@ -528,12 +529,14 @@ void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Module& m
     return;  // not a kvm-ai domain
   }
   const FsReader sys(call.sysfs_root);
+  // Only a <kvmai:pmu> has settings there.
+  const auto host = [&] { return xml.kvmai.pmu ? read_host_config(call.config) : HostConfig{}; };
   switch (op) {
     case Op::prepare:
-      prepare(plan_domain(call.domain, xml, sys), m);
+      prepare(plan_domain(call.domain, xml, sys, host()), m);
       break;
     case Op::started:
-      started(call, plan_domain(call.domain, xml, sys), m);
+      started(call, plan_domain(call.domain, xml, sys, host()), m);
       break;
     case Op::reconnect:
       reconnect(call, xml, sys, m, warnings);
@@ -577,8 +580,8 @@ const ObjectRegistrar kRegistrar({
     .name = "hook",
     .summary = "libvirt's hook: a domain's groups and PMUs from its metadata",
     .commands = {{.name = "qemu",
-                  .usage = "[ --run-dir DIR ] [ --sysfs-root DIR ] DOMAIN OPERATION "
-                           "SUB-OPERATION [ EXTRA ]\n"
+                  .usage = "[ --run-dir DIR ] [ --sysfs-root DIR ] [ --config FILE ] DOMAIN "
+                           "OPERATION SUB-OPERATION [ EXTRA ]\n"
                            "                           (run by libvirt, domain XML on stdin)",
                   .summary = "the QEMU driver's hook (/etc/libvirt/hooks/qemu.d/kvmai)",
                   .run = qemu,
@@ -596,9 +599,9 @@ Call parse_call(const Args& args) {
     const std::string& w = args[i];
     std::string* target = nullptr;
     std::string_view name;
-    for (const auto& [option, field] :
-         {std::pair{std::string_view("--run-dir"), &c.run_dir},
-          std::pair{std::string_view("--sysfs-root"), &c.sysfs_root}}) {
+    for (const auto& [option, field] : {std::pair{std::string_view("--run-dir"), &c.run_dir},
+                                        std::pair{std::string_view("--sysfs-root"), &c.sysfs_root},
+                                        std::pair{std::string_view("--config"), &c.config}}) {
       if (w == option ||
           (w.starts_with(option) && w.size() > option.size() && w[option.size()] == '=')) {
         target = field;
@@ -613,7 +616,8 @@ Call parse_call(const Args& args) {
     } else if (++i < args.size()) {
       *target = args[i];
     } else {
-      throw UsageError("missing DIR after \"" + std::string(name) + "\"");
+      throw UsageError("missing " + std::string(name == "--config" ? "FILE" : "DIR") + " after \"" +
+                       std::string(name) + "\"");
     }
   }
   const std::vector<std::string_view> wanted{"DOMAIN", "OPERATION", "SUB-OPERATION"};

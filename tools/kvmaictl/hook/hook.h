@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "cli.h"
+#include "hook/host_config.h"
 
 namespace kvmaictl::hook {
 
@@ -36,11 +37,12 @@ struct Call {
   std::string extra;
   std::string run_dir = "/run/libvirt/qemu";  // where libvirt keeps DOMAIN.pid
   std::string sysfs_root = "/sys";
+  std::string config{kHostConfigPath};  // the host's settings (host_config.h)
 };
 
-// `[ --run-dir DIR ] [ --sysfs-root DIR ] DOMAIN OPERATION SUB-OPERATION
-// [ EXTRA ]`: anything after the options is libvirt's, so a domain name
-// may start with "-". Throws UsageError.
+// `[ --run-dir DIR ] [ --sysfs-root DIR ] [ --config FILE ] DOMAIN
+// OPERATION SUB-OPERATION [ EXTRA ]`: anything after the options is
+// libvirt's, so a domain name may start with "-". Throws UsageError.
 Call parse_call(const Args& args);
 
 // Whether the hook acts on this operation; only then is the domain XML

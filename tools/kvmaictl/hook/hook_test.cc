@@ -235,7 +235,8 @@ class HookTest : public ::testing::Test {
                     .suboperation = sub,
                     .extra = "-",
                     .run_dir = host_.dir.path() / "run",
-                    .sysfs_root = host_.dir.path() / "sys"};
+                    .sysfs_root = host_.dir.path() / "sys",
+                    .config = config()};
     std::ostringstream err;
     const int rc = run_qemu_hook(call, xml, err, connect());
     return {rc, err.str()};
@@ -247,6 +248,7 @@ class HookTest : public ::testing::Test {
     });
   }
 
+  std::string config() const { return host_.dir.path() / "hook.conf"; }
   Commands commands() const { return log_->commands; }
   const AttrSet& request(std::size_t i) const { return log_->requests.at(i); }
   void forget() { *log_ = Log{}; }
@@ -351,6 +353,9 @@ TEST(HookCli, ArgumentsAndOptions) {
   EXPECT_EQ(c.sysfs_root, "/tmp/s");
   EXPECT_EQ(c.domain, "-x");
   EXPECT_EQ(c.operation, "a");
+  EXPECT_EQ(c.config, "/etc/kvmai/hook.conf");
+  EXPECT_EQ(parse_call({"--config", "/tmp/h.conf", "vm1", "prepare", "begin"}).config,
+            "/tmp/h.conf");
   // More words than libvirt passes today are taken, not refused.
   EXPECT_EQ(parse_call({"vm1", "started", "begin", "-", "future"}).domain, "vm1");
 
@@ -358,6 +363,8 @@ TEST(HookCli, ArgumentsAndOptions) {
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_THAT(r.err, ::testing::StartsWith("Error: hook qemu: missing SUB-OPERATION\n"));
   EXPECT_EQ(testing::run_cli({"hook", "qemu", "--run-dir"}).rc, kExitUsage);
+  EXPECT_THAT(testing::run_cli({"hook", "qemu", "--config"}).err,
+              ::testing::StartsWith("Error: hook qemu: missing FILE after \"--config\"\n"));
   EXPECT_EQ(testing::run_cli({"hook", "help"}).rc, kExitOk);
 }
 
@@ -423,8 +430,6 @@ TEST_F(HookTest, PrepareRefusesInOneLine) {
        "other\n"},
       {"pmu nothing", kvmai_vm("      <kvmai:pmu core='no'/>\n"),
        "kvmai: pmu: nothing to assign (core=\"yes\" or a <kvmai:unit>)\n"},
-      {"pmu without cpus", kvmai_vm("      <kvmai:pmu><kvmai:unit name='amd_l3'/></kvmai:pmu>\n"),
-       "kvmai: pmu: uncore units need cpus=\"LIST\" (the VM's host CPUs, whole packages)\n"},
       {"pmu core maybe", kvmai_vm("      <kvmai:pmu core='maybe'/>\n"),
        "kvmai: pmu: core=\"maybe\" is neither yes nor no\n"},
       {"pmu bad cpus",
@@ -668,6 +673,127 @@ TEST_F(HookTest, KernelTextReachesLibvirtEscaped) {
   h = hook("started", "begin", vm1(kGroupMetadata));
   EXPECT_EQ(h.rc, 0);
   EXPECT_EQ(h.err, "kvmai: warning: 0000:13:00.0\\x1b[31m has no ATS  kvmai: forged line\n");
+}
+
+// ---- what the metadata may not decide ------------------------------------------
+
+// Metadata may come from a tenant (a cloud stack copies flavor or image
+// properties into it): the packages a VM's units are reserved on follow
+// the domain's own vCPU pinning, which only the operator writes.
+
+// vm1 with `metadata` and `vcpus` (<vcpu>, <cputune>).
+std::string vm1_vcpus(const std::string& metadata, const std::string& vcpus) {
+  return domain_xml("vm1", {kGpu, kNic}, metadata, "", vcpus);
+}
+
+const std::string kUnitOnly =
+    kvmai_vm("      <kvmai:pmu><kvmai:unit name='amd_l3'/></kvmai:pmu>\n");
+
+TEST_F(HookTest, UnitsTakeTheCpusOfTheVcpuPinning) {
+  const std::string xml = vm1_vcpus(kUnitOnly,
+                                    "  <vcpu placement='static' cpuset='0-3,^2'>3</vcpu>\n"
+                                    "  <cputune>\n"
+                                    "    <vcpupin vcpu='1' cpuset='2'/>\n"
+                                    "    <vcpupin vcpu='2' cpuset=' 6 , 7-8 '/>\n"
+                                    "    <emulatorpin cpuset='30-31'/>\n"
+                                    "  </cputune>\n");
+  const Hooked h = hook("started", "begin", xml);
+  ASSERT_EQ(h.rc, 0) << h.err;
+  // vCPU 0 by <vcpu cpuset>, 1 and 2 by their <vcpupin>; the emulator
+  // threads do not read the guest's counters.
+  EXPECT_EQ(request(1).str(KVMAI_A_PMU_CPUS), "0-3,6-8");
+}
+
+TEST_F(HookTest, UnitsNeedEveryVcpuPinned) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"",
+       "kvmai: pmu: uncore units need the domain's vCPUs pinned to host CPUs "
+       "(<cputune><vcpupin> or <vcpu cpuset>): vCPU 0 may run on any\n"},
+      {"  <vcpu>2</vcpu>\n  <cputune><vcpupin vcpu='0' cpuset='0-1'/></cputune>\n",
+       "kvmai: pmu: uncore units need the domain's vCPUs pinned to host CPUs "
+       "(<cputune><vcpupin> or <vcpu cpuset>): vCPU 1 may run on any\n"},
+      // numad chooses at start, and libvirt then ignores cpuset.
+      {"  <vcpu placement='auto' cpuset='0-1'>1</vcpu>\n",
+       "kvmai: pmu: uncore units need the domain's vCPUs pinned to host CPUs "
+       "(<cputune><vcpupin> or <vcpu cpuset>): vCPU 0 may run on any\n"},
+      {"  <vcpu>1</vcpu>\n  <cputune><vcpupin vcpu='0' cpuset='0-1,x'/></cputune>\n",
+       "kvmai: pmu: <vcpupin vcpu='0'> has cpuset \"0-1,x\", not a CPU list\n"},
+      {"  <vcpu cpuset='^0'>1</vcpu>\n",
+       "kvmai: pmu: <vcpu> has cpuset \"^0\", which holds no CPU\n"},
+  };
+  for (const auto& [head, message] : cases) {
+    forget();
+    const Hooked h = hook("prepare", "begin", vm1_vcpus(kUnitOnly, head));
+    EXPECT_EQ(h.rc, 1) << head;
+    EXPECT_EQ(h.err, message) << head;
+    EXPECT_EQ(commands(), Commands{}) << head;
+  }
+}
+
+TEST_F(HookTest, MetadataCpusMustBeThePinning) {
+  const std::string pinning = "  <vcpu cpuset='0-1'>2</vcpu>\n";
+  Hooked h = hook("prepare", "begin",
+                  vm1_vcpus(kvmai_vm("      <kvmai:pmu cpus='0-3'><kvmai:unit name='amd_l3'/>"
+                                     "</kvmai:pmu>\n"),
+                            pinning));
+  EXPECT_EQ(h.rc, 1);
+  EXPECT_EQ(h.err,
+            "kvmai: pmu: cpus=\"0-3\" is not where the domain's vCPUs run (0-1, by <vcpu> and "
+            "<cputune>): leave cpus out\n");
+  // The same set, written otherwise, is no contradiction.
+  h = hook("started", "begin",
+           vm1_vcpus(kvmai_vm("      <kvmai:pmu cpus='1,0'><kvmai:unit name='amd_l3'/>"
+                              "</kvmai:pmu>\n"),
+                     pinning));
+  EXPECT_EQ(h.rc, 0) << h.err;
+  EXPECT_EQ(model().pmus["vm1"].units, std::vector<std::string>{"amd_l3"});
+}
+
+TEST_F(HookTest, MetadataCannotShare) {
+  const Hooked h = hook("prepare", "begin",
+                        vm1(kvmai_vm("      <kvmai:pmu shared='yes'><kvmai:unit "
+                                     "name='amd_l3'/></kvmai:pmu>\n")));
+  EXPECT_EQ(h.rc, 1);
+  EXPECT_EQ(h.err,
+            "kvmai: pmu: shared=\"yes\" is the host's to say, not the domain's: list vm1 under "
+            "[pmu] shared in " +
+                config() + "\n");
+  EXPECT_EQ(commands(), Commands{});
+}
+
+// The host's configuration lists the domains whose packages are shared.
+TEST_F(HookTest, SharedPackagesAreTheHostsToAllow) {
+  host_.dir.write("hook.conf", "# kvm-ai's libvirt hook\n[pmu]\nshared = vm7\nshared = vm1\n");
+  // With or without the metadata's agreement.
+  for (const std::string shared : {"", " shared='yes'"}) {
+    model().pmus.clear();
+    forget();
+    const Hooked h = hook(
+        "started", "begin",
+        vm1(kvmai_vm("      <kvmai:pmu" + shared + "><kvmai:unit name='amd_l3'/></kvmai:pmu>\n")));
+    ASSERT_EQ(h.rc, 0) << h.err;
+    EXPECT_TRUE(request(1).has(KVMAI_A_PMU_SHARED)) << shared;
+  }
+  // Not for the domains it does not list.
+  host_.dir.write("run/vm2.pid", "4343\n");
+  forget();
+  ASSERT_EQ(hook("started", "begin", domain_xml("vm2", {kGpu, kNic}, kUnitOnly), "vm2").rc, 0);
+  EXPECT_FALSE(request(1).has(KVMAI_A_PMU_SHARED));
+}
+
+TEST_F(HookTest, ABrokenHostConfigStopsPmuDomainsOnly) {
+  host_.dir.write("hook.conf", "[pmu]\nshare = vm1\n");
+  Hooked h = hook("prepare", "begin", vm1(kFullMetadata));
+  EXPECT_EQ(h.rc, 1);
+  EXPECT_EQ(h.err, "kvmai: " + config() + ": unrecognised option 'pmu.share'\n");
+  // Groups alone have nothing to look up there.
+  h = hook("prepare", "begin", vm1(kGroupMetadata));
+  EXPECT_EQ(h.rc, 0) << h.err;
+  // A running domain is not stopped for it: what is missing stays so.
+  h = hook("reconnect", "begin", vm1(kFullMetadata));
+  EXPECT_EQ(h.rc, 0);
+  EXPECT_EQ(h.err, "kvmai: warning: " + config() +
+                       ": unrecognised option 'pmu.share': nothing put back\n");
 }
 
 // ---- stopped, release ------------------------------------------------------------

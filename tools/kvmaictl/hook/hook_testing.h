@@ -74,16 +74,22 @@ inline std::string hostdev_xml(const std::string& bdf) {
          "    </hostdev>\n";
 }
 
+// What libvirt's XML says of the vCPUs by default here: two, each free to
+// run on host CPUs 0-3 (whole packages of the tests' hosts).
+inline const std::string kPinnedVcpus = "  <vcpu placement='static' cpuset='0-3'>2</vcpu>\n";
+
 // A domain named `name` given `hostdevs`, with `metadata` (the inside of
-// <metadata>; none when empty) and more `devices` XML.
+// <metadata>; none when empty), more `devices` XML and `vcpus` (<vcpu>,
+// <cputune>).
 inline std::string domain_xml(const std::string& name, const std::vector<std::string>& hostdevs,
-                              const std::string& metadata, const std::string& devices = "") {
+                              const std::string& metadata, const std::string& devices = "",
+                              const std::string& vcpus = kPinnedVcpus) {
   std::string x = "<domain type='kvm' id='3'>\n  <name>" + name +
                   "</name>\n  <uuid>6f0b4c1e-0d8a-4c55-9d0e-3f1a2b3c4d5e</uuid>\n";
   if (!metadata.empty()) {
     x += "  <metadata>\n" + metadata + "  </metadata>\n";
   }
-  x += "  <memory unit='KiB'>1048576</memory>\n  <devices>\n";
+  x += "  <memory unit='KiB'>1048576</memory>\n" + vcpus + "  <devices>\n";
   for (const auto& h : hostdevs) {
     x += hostdev_xml(h);
   }

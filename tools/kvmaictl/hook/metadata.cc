@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <map>
 #include <pugixml.hpp>
+#include <set>
 #include <utility>
 
 #include "kvmai_group.h"
@@ -259,6 +260,28 @@ std::vector<std::string> pci_devices(const pugi::xml_node& devices) {
   return out;
 }
 
+VcpuPinning vcpu_pinning(const pugi::xml_node& domain) {
+  VcpuPinning v;
+  if (const pugi::xml_node vcpu = domain.child("vcpu"); !vcpu.empty()) {
+    std::string_view count = vcpu.text().get();
+    const auto first = count.find_first_not_of(" \t\r\n");
+    count = first == std::string_view::npos
+                ? std::string_view()
+                : count.substr(first, count.find_last_not_of(" \t\r\n") - first + 1);
+    v.count = libvirt_number(count);
+    const pugi::xml_attribute cpuset = vcpu.attribute("cpuset");
+    if (!cpuset.empty() && std::string_view(vcpu.attribute("placement").value()) != "auto") {
+      v.cpuset = cpuset.value();
+    }
+  }
+  for (const pugi::xml_node& pin : domain.child("cputune").children("vcpupin")) {
+    if (const auto id = libvirt_number(pin.attribute("vcpu").value())) {
+      v.pins.emplace(*id, pin.attribute("cpuset").value());
+    }
+  }
+  return v;
+}
+
 // ---- checks ----------------------------------------------------------------
 
 std::string in_quotes(std::string_view s) {
@@ -286,17 +309,55 @@ bool yes_no(const std::optional<std::string>& v, std::string_view what) {
   throw HookError("pmu: " + std::string(what) + "=" + in_quotes(*v) + " is neither yes nor no");
 }
 
-// What the module's cpulist parser may take; it judges the rest.
-bool cpu_list_chars(std::string_view s) {
-  return !s.empty() && s.size() < KVMAI_CPUS_LEN &&
-         s.find_first_not_of("0123456789,-:/") == std::string_view::npos;
+// The host CPUs the domain's vCPU threads may run on, as libvirt pins
+// them.  Only the vCPUs count: a guest reads the uncore counters of the
+// packages its vCPUs run on, while the emulator and I/O threads run host
+// code, often on housekeeping CPUs that every VM shares.  `why` says what
+// needs them, for the refusal of a vCPU that may run anywhere.
+std::set<unsigned> vcpu_cpus(const VcpuPinning& v, std::string_view why) {
+  if (!v.count || *v.count == 0) {
+    throw HookError("pmu: <vcpu> gives no vCPU count");
+  }
+  const auto parse = [](std::string_view element, const std::string& cpuset) {
+    const auto cpus = parse_cpuset(cpuset);
+    if (!cpus) {
+      throw HookError(
+          cat({"pmu: ", element, " has cpuset ", in_quotes(cpuset), ", not a CPU list"}));
+    }
+    if (cpus->empty()) {
+      throw HookError(
+          cat({"pmu: ", element, " has cpuset ", in_quotes(cpuset), ", which holds no CPU"}));
+    }
+    return *cpus;
+  };
+  std::optional<std::set<unsigned>> fallback;
+  if (v.cpuset) {
+    fallback = parse("<vcpu>", *v.cpuset);
+  }
+  std::set<unsigned> all;
+  for (unsigned id = 0; id < *v.count; ++id) {
+    std::set<unsigned> cpus;
+    if (const auto pin = v.pins.find(id); pin != v.pins.end()) {
+      cpus = parse("<vcpupin vcpu='" + std::to_string(id) + "'>", pin->second);
+    } else if (fallback) {
+      cpus = *fallback;
+    } else {
+      throw HookError(cat({"pmu: ", why,
+                           " the domain's vCPUs pinned to host CPUs (<cputune><vcpupin> or <vcpu "
+                           "cpuset>): vCPU ",
+                           std::to_string(id), " may run on any"}));
+    }
+    all.insert(cpus.begin(), cpus.end());
+  }
+  return all;
 }
 
-PmuPlan plan_pmu(const PmuSpec& spec) {
+PmuPlan plan_pmu(const std::string& vm, const PmuSpec& spec, const VcpuPinning& vcpus,
+                 const HostConfig& host) {
   PmuPlan p{.core = yes_no(spec.core, "core"),
             .units = {},
-            .cpus = spec.cpus.value_or(""),
-            .shared = yes_no(spec.shared, "shared")};
+            .cpus = "",
+            .shared = host.shares_packages(vm)};
   for (const auto& u : spec.units) {
     if (const auto problem = name_problem(u, KVMAI_UNIT_LEN); !problem.empty()) {
       throw HookError("pmu: unit name " + in_quotes(u) + " " + problem);
@@ -306,14 +367,39 @@ PmuPlan plan_pmu(const PmuSpec& spec) {
     }
     p.units.push_back(u);
   }
-  if (spec.cpus && !cpu_list_chars(*spec.cpus)) {
-    throw HookError("pmu: bad cpus " + in_quotes(*spec.cpus) + " (a CPU list such as 0-31,64-95)");
+  std::optional<std::set<unsigned>> written;
+  if (spec.cpus) {
+    written = parse_cpuset(*spec.cpus);
+    if (!written || written->empty() || spec.cpus->find('^') != std::string::npos) {
+      throw HookError("pmu: bad cpus " + in_quotes(*spec.cpus) +
+                      " (a CPU list such as 0-31,64-95)");
+    }
+  }
+  // Shared packages let the VM's counters see other tenants: the host's
+  // configuration says which domains may, never the domain itself.
+  if (yes_no(spec.shared, "shared") && !p.shared) {
+    throw HookError("pmu: shared=\"yes\" is the host's to say, not the domain's: list " +
+                    printable(vm) + " under [pmu] shared in " + printable(host.path));
   }
   if (!p.core && p.units.empty()) {
     throw HookError("pmu: nothing to assign (core=\"yes\" or a <kvmai:unit>)");
   }
-  if (!p.units.empty() && p.cpus.empty()) {
-    throw HookError("pmu: uncore units need cpus=\"LIST\" (the VM's host CPUs, whole packages)");
+  if (p.units.empty() && !written) {
+    return p;  // the core PMU is the VM's wherever it runs
+  }
+  const auto cpus = vcpu_cpus(vcpus, p.units.empty() ? "cpus needs" : "uncore units need");
+  p.cpus = cpu_list(cpus);
+  // A cpus attribute may only repeat what the pinning says: any other set
+  // would reserve units on packages the guest does not run on, or leave
+  // out packages it does.
+  if (written && *written != cpus) {
+    throw HookError("pmu: cpus=" + in_quotes(*spec.cpus) +
+                    " is not where the domain's vCPUs run (" + p.cpus +
+                    ", by <vcpu> and <cputune>): leave cpus out");
+  }
+  if (p.cpus.size() >= KVMAI_CPUS_LEN) {
+    throw HookError("pmu: the vCPUs' host CPUs (" + p.cpus + ") make a list longer than " +
+                    std::to_string(KVMAI_CPUS_LEN - 1) + " characters");
   }
   return p;
 }
@@ -348,11 +434,13 @@ DomainXml parse_domain_xml(std::string_view xml) {
   DomainXml d;
   d.name = root.child("name").text().get();
   d.pci_devices = pci_devices(root.child("devices"));
+  d.vcpus = vcpu_pinning(root);
   d.kvmai = parse_metadata(root.child("metadata"));
   return d;
 }
 
-DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys) {
+DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys,
+                       const HostConfig& host) {
   const Metadata& m = xml.kvmai;
   if (!m.problems.empty()) {
     throw HookError("metadata: " + m.problems.front());
@@ -425,9 +513,70 @@ DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeRe
     plan.groups.push_back(std::move(g));
   }
   if (m.pmu) {
-    plan.pmu = plan_pmu(*m.pmu);
+    plan.pmu = plan_pmu(vm, *m.pmu, xml.vcpus, host);
   }
   return plan;
+}
+
+std::optional<std::set<unsigned>> parse_cpuset(std::string_view s) {
+  // libvirt's own limit (VIR_DOMAIN_CPUMASK_LEN), which also bounds the
+  // work a range asks for.
+  constexpr unsigned kCpus = 16384;
+  const auto trim = [](std::string_view w) {
+    const auto b = w.find_first_not_of(" \t");
+    return b == std::string_view::npos ? std::string_view()
+                                       : w.substr(b, w.find_last_not_of(" \t") - b + 1);
+  };
+  const auto number = [&](std::string_view w) -> std::optional<unsigned> {
+    w = trim(w);
+    unsigned v = 0;
+    const auto [end, error] = std::from_chars(w.data(), w.data() + w.size(), v);
+    if (w.empty() || error != std::errc() || end != w.data() + w.size() || v >= kCpus) {
+      return std::nullopt;
+    }
+    return v;
+  };
+  std::set<unsigned> cpus;
+  // Items apply in order: "0-7,^3" is 0-2,4-7.
+  for (std::size_t start = 0; start <= s.size();) {
+    const std::size_t comma = std::min(s.find(',', start), s.size());
+    std::string_view item = trim(s.substr(start, comma - start));
+    start = comma + 1;
+    if (item.starts_with('^')) {
+      const auto cpu = number(item.substr(1));
+      if (!cpu) {
+        return std::nullopt;
+      }
+      cpus.erase(*cpu);
+      continue;
+    }
+    const std::size_t dash = item.find('-');
+    const auto first = number(item.substr(0, dash));
+    const auto last = dash == std::string_view::npos ? first : number(item.substr(dash + 1));
+    if (!first || !last || *last < *first) {
+      return std::nullopt;
+    }
+    for (unsigned c = *first; c <= *last; ++c) {
+      cpus.insert(c);
+    }
+  }
+  return cpus;
+}
+
+std::string cpu_list(const std::set<unsigned>& cpus) {
+  std::string out;
+  for (auto it = cpus.begin(); it != cpus.end();) {
+    const unsigned first = *it;
+    unsigned last = first;
+    while (++it != cpus.end() && *it == last + 1) {
+      last = *it;
+    }
+    out += (out.empty() ? "" : ",") + std::to_string(first);
+    if (last != first) {
+      out += "-" + std::to_string(last);
+    }
+  }
+  return out;
 }
 
 }  // namespace kvmaictl::hook

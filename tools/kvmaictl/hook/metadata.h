@@ -10,25 +10,33 @@
 //         <kvmai:device address="0000:13:00.0"/>
 //       </kvmai:group>
 //       <kvmai:group name="vm1-all" from="hostdevs"/>
-//       <kvmai:pmu core="yes" cpus="0-31,64-95" shared="no">
+//       <kvmai:pmu core="yes">
 //         <kvmai:unit name="amd_l3"/>
 //       </kvmai:pmu>
 //     </kvmai:vm>
 //   </metadata>
 //
 // Parsing keeps what the XML says as written; plan_domain() checks it
-// against the domain, the host and the module's rules, so that the stop
-// operations can clean up after a domain whose metadata no longer checks.
+// against the domain, the host and the module's rules.
+//
+// The metadata may come from the domain's tenant (a cloud stack copies
+// flavor or image properties into it), the rest of the XML only from the
+// host operator: what voids isolation is never taken from the metadata.
+// A VM's host CPUs are where its <vcpu>/<cputune> let its vCPUs run,
+// and shared packages are the host's to allow (host_config.h).
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hook/host_config.h"
 #include "sysfs.h"
 
 namespace kvmaictl::hook {
@@ -51,12 +59,23 @@ struct GroupSpec {
 };
 
 // A <kvmai:pmu> as written: the words of `kvmaictl pmu assign` but the
-// VMM's pid, which the hook takes from libvirt's pid file.
+// VMM's pid (libvirt's pid file), the CPUs (the domain's pinning) and
+// whether packages are shared (the host's configuration).  `cpus` and
+// `shared` are still read, to refuse what contradicts the host's word.
 struct PmuSpec {
   std::optional<std::string> core;    // "yes" or "no"
   std::optional<std::string> cpus;    // a CPU list
   std::optional<std::string> shared;  // "yes" or "no"
   std::vector<std::string> units;     // each <kvmai:unit name>
+};
+
+// Where the domain lets its vCPU threads run, as libvirt applies it: a
+// vCPU's <cputune><vcpupin cpuset>, else <vcpu cpuset> (ignored with
+// placement="auto", where numad chooses at start), else any host CPU.
+struct VcpuPinning {
+  std::optional<unsigned> count = 1;     // <vcpu>, 1 when absent; nullopt: not a number
+  std::optional<std::string> cpuset;     // <vcpu cpuset>, as written
+  std::map<unsigned, std::string> pins;  // vCPU -> <vcpupin cpuset>, as written
 };
 
 struct Metadata {
@@ -74,6 +93,7 @@ struct DomainXml {
   // order: <hostdev mode="subsystem" type="pci"> and <interface
   // type="hostdev"> sources (VFs given as NICs are VFIO devices too).
   std::vector<std::string> pci_devices;
+  VcpuPinning vcpus;
   Metadata kvmai;
 };
 
@@ -90,8 +110,8 @@ struct GroupPlan {
 struct PmuPlan {
   bool core = false;
   std::vector<std::string> units;
-  std::string cpus;  // "" when not given (core alone)
-  bool shared = false;
+  std::string cpus;     // the vCPUs' host CPUs as a CPU list; "" for core alone
+  bool shared = false;  // the host's configuration lists the domain
 };
 
 struct DomainPlan {
@@ -101,10 +121,18 @@ struct DomainPlan {
 };
 
 // Checks the metadata of domain `vm` (libvirt's argument) against its
-// XML, the host's PCI devices in `sys` and the module's rules (names,
-// modes, 2 to 16 members, each device a PCI function of this domain and
-// in one group only). Throws HookError naming the first problem, and the
-// group or device concerned.
-DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys);
+// XML, the host's PCI devices in `sys`, the host's configuration and the
+// module's rules (names, modes, 2 to 16 members, each device a PCI
+// function of this domain and in one group only, uncore units only for
+// pinned vCPUs). Throws HookError naming the first problem, and the group
+// or device concerned.
+DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys,
+                       const HostConfig& host = {});
+
+// The host CPUs of a libvirt cpuset ("0-3,^2,8"), nullopt when it is not
+// one (or names a CPU past libvirt's 16384).
+std::optional<std::set<unsigned>> parse_cpuset(std::string_view s);
+// `cpus` as a CPU list with ranges ("0-3,8"), as the kernel writes one.
+std::string cpu_list(const std::set<unsigned>& cpus);
 
 }  // namespace kvmaictl::hook

@@ -10,7 +10,9 @@
 #include <libxml/tree.h>
 #include <linux/kvmai.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "hook/hook_testing.h"
@@ -53,7 +55,7 @@ TEST(Metadata, ExplicitDevices) {
                           "        <kvmai:device address='0000:11:00.0'/>\n"
                           "        <kvmai:device address='13:00.0'/>\n"
                           "      </kvmai:group>\n"
-                          "      <kvmai:pmu core='yes' cpus='0-31,64-95' shared='yes'>\n"
+                          "      <kvmai:pmu core='yes' shared='yes'>\n"
                           "        <kvmai:unit name='amd_l3'/><kvmai:unit name='amd_df'/>\n"
                           "      </kvmai:pmu>\n"));
   const DomainXml d = parse_domain_xml(xml);
@@ -66,15 +68,16 @@ TEST(Metadata, ExplicitDevices) {
   EXPECT_THAT(d.kvmai.groups[0].devices, ElementsAre("0000:11:00.0", "13:00.0"));
 
   const FakeSys sys({"0000:11:00.0", "0000:13:00.0"});
-  const DomainPlan p = plan_domain("vm1", d, sys.reader());
+  const DomainPlan p =
+      plan_domain("vm1", d, sys.reader(), {.path = "hook.conf", .pmu_shared = {"vm1"}});
   EXPECT_EQ(p.vm, "vm1");
   ASSERT_EQ(p.groups.size(), 1U);
   EXPECT_EQ(p.groups[0].mode, KVMAI_MODE_DIRECT);
   EXPECT_THAT(p.groups[0].devices, ElementsAre("0000:11:00.0", "0000:13:00.0"));
   ASSERT_TRUE(p.pmu);
   EXPECT_TRUE(p.pmu->core);
-  EXPECT_TRUE(p.pmu->shared);
-  EXPECT_EQ(p.pmu->cpus, "0-31,64-95");
+  EXPECT_TRUE(p.pmu->shared);     // the host's configuration says so
+  EXPECT_EQ(p.pmu->cpus, "0-3");  // domain_xml()'s <vcpu cpuset>
   EXPECT_THAT(p.pmu->units, ElementsAre("amd_l3", "amd_df"));
 }
 
@@ -108,6 +111,47 @@ TEST(Metadata, FromHostdevs) {
   EXPECT_EQ(p.groups[0].mode, KVMAI_MODE_TRANSLATED);
   EXPECT_EQ(p.groups[0].devices, d.pci_devices);
   EXPECT_FALSE(p.pmu);
+}
+
+// Where the vCPUs may run, as libvirt writes it; whether that is enough
+// for units is plan_domain's (hook_test.cc).
+TEST(Metadata, Vcpus) {
+  DomainXml d = parse_domain_xml(
+      domain_xml("vm1", {"0000:11:00.0"}, "", "",
+                 "  <vcpu placement='static' cpuset='1-2'>\n    4\n  </vcpu>\n"
+                 "  <cputune><vcpupin vcpu='0' cpuset='0'/><vcpupin vcpu='0x3' cpuset='5-6'/>"
+                 "<emulatorpin cpuset='7'/></cputune>\n"));
+  EXPECT_EQ(d.vcpus.count, 4U);
+  EXPECT_EQ(d.vcpus.cpuset, "1-2");
+  EXPECT_EQ(d.vcpus.pins, (std::map<unsigned, std::string>{{0, "0"}, {3, "5-6"}}));
+
+  // numad places the vCPUs: cpuset is ignored, as libvirt ignores it.
+  d = parse_domain_xml(
+      domain_xml("vm1", {}, "", "", "  <vcpu placement='auto' cpuset='1-2'>2</vcpu>\n"));
+  EXPECT_EQ(d.vcpus.count, 2U);
+  EXPECT_FALSE(d.vcpus.cpuset);
+  // No <vcpu>: libvirt's one vCPU, free to run anywhere.
+  d = parse_domain_xml(domain_xml("vm1", {}, "", "", ""));
+  EXPECT_EQ(d.vcpus.count, 1U);
+  EXPECT_FALSE(d.vcpus.cpuset);
+  EXPECT_TRUE(d.vcpus.pins.empty());
+}
+
+TEST(Metadata, CpuSets) {
+  using Set = std::set<unsigned>;
+  EXPECT_EQ(parse_cpuset("0-3,^2,8"), (Set{0, 1, 3, 8}));
+  EXPECT_EQ(parse_cpuset(" 1 , 4 - 5 "), (Set{1, 4, 5}));
+  // In order: what an exclusion took out, a later item puts back.
+  EXPECT_EQ(parse_cpuset("^2,0-3"), (Set{0, 1, 2, 3}));
+  EXPECT_EQ(parse_cpuset("^0"), Set{});
+  EXPECT_EQ(parse_cpuset("16383"), Set{16383});
+  for (const std::string_view bad :
+       {"", "a", "1,", ",1", "3-1", "1-", "-1", "^1-2", "0x1", "1 2", "16384", "0-99999999999"}) {
+    EXPECT_FALSE(parse_cpuset(bad)) << bad;
+  }
+  EXPECT_EQ(cpu_list({0, 1, 2, 3, 6, 8, 9}), "0-3,6,8-9");
+  EXPECT_EQ(cpu_list({5}), "5");
+  EXPECT_EQ(cpu_list({}), "");
 }
 
 TEST(Metadata, NoneOfOurs) {

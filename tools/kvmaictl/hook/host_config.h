@@ -1,0 +1,37 @@
+// The hook's host-side settings, /etc/kvmai/hook.conf: what only the host
+// operator may decide for a domain, since a domain's metadata may come
+// from its tenant (libvirt.rst, "Threat model").  An INI file, read with
+// Boost.Program_options' config-file parser:
+//
+//   # Domains whose uncore units may be reserved on packages that they
+//   # share with other tenants (kvmaictl pmu assign ... shared): their
+//   # counters then see the others' traffic, so each is a host's choice.
+//   [pmu]
+//   shared = vm1
+//   shared = vm7
+//
+// No file is the defaults: nothing shared.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvmaictl::hook {
+
+inline constexpr std::string_view kHostConfigPath = "/etc/kvmai/hook.conf";
+
+struct HostConfig {
+  std::string path{kHostConfigPath};    // where it was read from, for messages
+  std::vector<std::string> pmu_shared;  // [pmu] shared
+
+  bool shares_packages(std::string_view vm) const;
+};
+
+// Reads `path`; a file that does not exist gives the defaults.  Throws
+// HookError naming the file: unreadable, writable by anyone but its owner
+// or owned by anyone but root (or the caller, for tests), or holding
+// anything but the settings above.
+HostConfig read_host_config(const std::string& path);
+
+}  // namespace kvmaictl::hook
