@@ -525,10 +525,15 @@ void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Mo
 
 void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Module& m,
                         std::vector<std::string>& warnings) {
+  const FsReader sys(call.sysfs_root);
+  // Any domain's, kvm-ai's or not: it reads sysfs and opens no socket.
+  // Not at reconnect, where the domain runs with the device already.
+  if (op != Op::reconnect) {
+    check_counters_devices(call.domain, xml, sys);
+  }
   if (!xml.kvmai.present) {
     return;  // not a kvm-ai domain
   }
-  const FsReader sys(call.sysfs_root);
   // Only a <kvmai:pmu> has settings there.
   const auto host = [&] { return xml.kvmai.pmu ? read_host_config(call.config) : HostConfig{}; };
   switch (op) {

@@ -796,6 +796,64 @@ TEST_F(HookTest, ABrokenHostConfigStopsPmuDomainsOnly) {
                        ": unrecognised option 'pmu.share': nothing put back\n");
 }
 
+// ---- counters devices --------------------------------------------------------------
+
+const std::string kUuid = "8d6ece3b-212c-4304-8f5a-d0b7974a09f9";
+
+std::string mdev_xml(const std::string& uuid) {
+  return "    <hostdev mode='subsystem' type='mdev' model='vfio-pci'>\n"
+         "      <source><address uuid='" +
+         uuid + "'/></source>\n    </hostdev>\n";
+}
+
+// A counters device (kmod/counters.c) as sysfs shows it.
+void counters_device(const TempDir& dir, const std::string& uuid, const std::string& vm,
+                     const std::string& state) {
+  const std::string d = "sys/bus/mdev/devices/" + uuid + "/kvmai/";
+  dir.write(d + "vm", vm + "\n");
+  dir.write(d + "unit", "amd_l3\n");
+  dir.write(d + "state", state + "\n");
+}
+
+TEST_F(HookTest, ACountersDeviceMustBeTheDomains) {
+  counters_device(host_.dir, kUuid, "vm2", "live");
+  for (const std::string& metadata : {kGroupMetadata, std::string()}) {
+    for (const std::string op : {"prepare", "started"}) {
+      forget();
+      const Hooked h =
+          hook(op, "begin", domain_xml("vm1", {kGpu, kNic}, metadata, mdev_xml(kUuid)));
+      EXPECT_EQ(h.rc, 1) << op;
+      EXPECT_EQ(h.err,
+                "kvmai: counters device " + kUuid + " belongs to vm vm2, not to domain vm1\n")
+          << op;
+      // Refused before anything is asked of the module.
+      EXPECT_EQ(commands(), Commands{}) << op;
+    }
+  }
+  EXPECT_TRUE(model().groups.empty());
+}
+
+TEST_F(HookTest, ARevokedCountersDeviceIsRefused) {
+  counters_device(host_.dir, kUuid, "vm1", "revoked");
+  const Hooked h =
+      hook("prepare", "begin", domain_xml("vm1", {kGpu, kNic}, kGroupMetadata, mdev_xml(kUuid)));
+  EXPECT_EQ(h.rc, 1);
+  EXPECT_EQ(h.err, "kvmai: counters device " + kUuid +
+                       " was revoked (vm1 gave its unit back): remove it and create another\n");
+}
+
+TEST_F(HookTest, TheDomainsOwnCountersDeviceAndOtherMdevsPass) {
+  counters_device(host_.dir, kUuid, "vm1", "live");
+  // A mediated device of another driver (a vGPU) has no kvmai/ directory.
+  const std::string vgpu = "c2177883-f1bb-47f0-914d-32a22e3a8804";
+  host_.dir.write("sys/bus/mdev/devices/" + vgpu + "/mdev_type/name", "GRID\n");
+  const Hooked h =
+      hook("prepare", "begin",
+           domain_xml("vm1", {kGpu, kNic}, kGroupMetadata, mdev_xml(kUuid) + mdev_xml(vgpu)));
+  EXPECT_EQ(h.rc, 0) << h.err;
+  EXPECT_EQ(h.err, "");
+}
+
 // ---- stopped, release ------------------------------------------------------------
 
 TEST_F(HookTest, StoppedDeletesOnlyThisDomainsGroups) {

@@ -260,6 +260,21 @@ std::vector<std::string> pci_devices(const pugi::xml_node& devices) {
   return out;
 }
 
+std::vector<std::string> mdevs(const pugi::xml_node& devices) {
+  std::vector<std::string> out;
+  for (const pugi::xml_node& d : devices.children("hostdev")) {
+    if (std::string_view(d.attribute("mode").value()) != "subsystem" ||
+        std::string_view(d.attribute("type").value()) != "mdev") {
+      continue;
+    }
+    if (const pugi::xml_attribute uuid = d.child("source").child("address").attribute("uuid");
+        !uuid.empty()) {
+      out.emplace_back(uuid.value());
+    }
+  }
+  return out;
+}
+
 VcpuPinning vcpu_pinning(const pugi::xml_node& domain) {
   VcpuPinning v;
   if (const pugi::xml_node vcpu = domain.child("vcpu"); !vcpu.empty()) {
@@ -434,6 +449,7 @@ DomainXml parse_domain_xml(std::string_view xml) {
   DomainXml d;
   d.name = root.child("name").text().get();
   d.pci_devices = pci_devices(root.child("devices"));
+  d.mdevs = mdevs(root.child("devices"));
   d.vcpus = vcpu_pinning(root);
   d.kvmai = parse_metadata(root.child("metadata"));
   return d;
@@ -577,6 +593,36 @@ std::string cpu_list(const std::set<unsigned>& cpus) {
     }
   }
   return out;
+}
+
+void check_counters_devices(const std::string& vm, const DomainXml& xml, const TreeReader& sys) {
+  for (const std::string& written : xml.mdevs) {
+    // libvirt writes UUIDs in lower case, with dashes; anything else would
+    // not be a name in sysfs (and could not be let near a path).
+    const bool uuid =
+        written.size() == 36 && std::all_of(written.begin(), written.end(), [](char c) {
+          return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-';
+        });
+    if (!uuid) {
+      throw HookError("mediated device " + in_quotes(written) +
+                      ": not a UUID as libvirt writes one");
+    }
+    const std::string dir = "bus/mdev/devices/" + written + "/kvmai/";
+    const auto owner = read_line(sys, dir + "vm");
+    if (!owner) {
+      continue;  // not a counters device, or none: libvirt says so itself
+    }
+    if (*owner != vm) {
+      throw HookError(cat({"counters device ", written, " belongs to vm ", printable(*owner),
+                           ", not to domain ", printable(vm)}));
+    }
+    // Revoked when its VM gave the unit back, for good: the guest would
+    // read all ones.
+    if (read_line(sys, dir + "state").value_or("") == "revoked") {
+      throw HookError(cat({"counters device ", written, " was revoked (", printable(vm),
+                           " gave its unit back): remove it and create another"}));
+    }
+  }
 }
 
 }  // namespace kvmaictl::hook

@@ -23,7 +23,8 @@
 // flavor or image properties into it), the rest of the XML only from the
 // host operator: what voids isolation is never taken from the metadata.
 // A VM's host CPUs are where its <vcpu>/<cputune> let its vCPUs run,
-// and shared packages are the host's to allow (host_config.h).
+// shared packages are the host's to allow (host_config.h), and a counters
+// device must be the domain's own (check_counters_devices()).
 #pragma once
 
 #include <cstdint>
@@ -93,6 +94,8 @@ struct DomainXml {
   // order: <hostdev mode="subsystem" type="pci"> and <interface
   // type="hostdev"> sources (VFs given as NICs are VFIO devices too).
   std::vector<std::string> pci_devices;
+  // The UUIDs of its mediated devices (<hostdev type="mdev">), as written.
+  std::vector<std::string> mdevs;
   VcpuPinning vcpus;
   Metadata kvmai;
 };
@@ -134,5 +137,12 @@ DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeRe
 std::optional<std::set<unsigned>> parse_cpuset(std::string_view s);
 // `cpus` as a CPU list with ranges ("0-3,8"), as the kernel writes one.
 std::string cpu_list(const std::set<unsigned>& cpus);
+
+// Every kvmai counters device the domain is given (kmod/counters.c) must
+// be live and recorded for domain `vm` (sysfs's
+// bus/mdev/devices/UUID/kvmai/vm): the device shows the counters of its
+// VM's unit.  Other mediated devices are not kvm-ai's business.  Throws
+// HookError naming the first device that is not the domain's.
+void check_counters_devices(const std::string& vm, const DomainXml& xml, const TreeReader& sys);
 
 }  // namespace kvmaictl::hook

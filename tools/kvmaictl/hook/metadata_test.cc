@@ -113,14 +113,21 @@ TEST(Metadata, FromHostdevs) {
   EXPECT_FALSE(p.pmu);
 }
 
-// Where the vCPUs may run, as libvirt writes it; whether that is enough
-// for units is plan_domain's (hook_test.cc).
-TEST(Metadata, Vcpus) {
+// Where the vCPUs may run, and the mediated devices, as libvirt writes
+// them; whether that is enough for units is plan_domain's (hook_test.cc).
+TEST(Metadata, VcpusAndMdevs) {
+  const std::string mdev =
+      "    <hostdev mode='subsystem' type='mdev' model='vfio-pci'><source>"
+      "<address uuid='c2177883-f1bb-47f0-914d-32a22e3a8804'/></source></hostdev>\n"
+      "    <hostdev mode='subsystem' type='mdev' model='vfio-ccw'><source>"
+      "<address uuid='8d6ece3b-212c-4304-8f5a-d0b7974a09f9'/></source></hostdev>\n";
   DomainXml d = parse_domain_xml(
-      domain_xml("vm1", {"0000:11:00.0"}, "", "",
+      domain_xml("vm1", {"0000:11:00.0"}, "", mdev,
                  "  <vcpu placement='static' cpuset='1-2'>\n    4\n  </vcpu>\n"
                  "  <cputune><vcpupin vcpu='0' cpuset='0'/><vcpupin vcpu='0x3' cpuset='5-6'/>"
                  "<emulatorpin cpuset='7'/></cputune>\n"));
+  EXPECT_THAT(d.mdevs, ElementsAre("c2177883-f1bb-47f0-914d-32a22e3a8804",
+                                   "8d6ece3b-212c-4304-8f5a-d0b7974a09f9"));
   EXPECT_EQ(d.vcpus.count, 4U);
   EXPECT_EQ(d.vcpus.cpuset, "1-2");
   EXPECT_EQ(d.vcpus.pins, (std::map<unsigned, std::string>{{0, "0"}, {3, "5-6"}}));
