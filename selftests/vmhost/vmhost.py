@@ -396,15 +396,17 @@ def build_nested(kernel, base, cfg, kvmai_qemu=None):
 
 
 # Bump when the layout of the libvirt part changes.
-LIBVIRT_FORMAT = 1
+LIBVIRT_FORMAT = 2
 
 
 def build_libvirt(cfg):
     """What the emulated host needs to run libvirt (vmhost.py --libvirt),
     cached by content: Debian's libvirtd and its QEMU driver as make deps
     unpacked them, virsh, their libraries, libvirt's CPU map, the daemon's
-    configuration (libvirt/) and kvm-ai's hook installed where Debian's
-    libvirt looks for it, and QEMU's firmware ([nested]) where QEMU looks
+    configuration (libvirt/) and kvm-ai's hook installed as the kvmaictl
+    package installs it (the script in /usr/libexec/kvmai, calling
+    /kvmai/bin/kvmaictl, and a symbolic link to it where Debian's libvirt
+    looks), and QEMU's firmware ([nested]) where QEMU looks
     when libvirt starts it.  QEMU itself comes from the nested part."""
     lvd = CACHE / "libvirt-daemon"
     if not (lvd / ".complete").exists():
@@ -414,7 +416,7 @@ def build_libvirt(cfg):
     virsh = Path(shutil.which("virsh") or die("virsh not found (run 'make deps')"))
     cpu_map = Path("/usr/share/libvirt/cpu_map")
     conf = sorted((HERE / "libvirt").glob("*.conf"))
-    hook = TOP / "tools/kvmaictl/libvirt-hook.sh"
+    hook = TOP / "tools/kvmaictl/libvirt-hook.sh.in"
     firmware = find_firmware(cfg)
     inputs = [libvirtd, driver, virsh, hook, *conf, *firmware]
     key = (LIBVIRT_FORMAT, (lvd / ".version").read_text(),
@@ -433,10 +435,14 @@ def build_libvirt(cfg):
         shutil.copytree(cpu_map, root / str(cpu_map).lstrip("/"))
         for f in conf:
             copy_into(root, f, f"etc/libvirt/{f.name}")
-        copy_into(root, hook, "etc/libvirt/hooks/qemu.d/kvmai")
-        # The hook runs kvmaictl from libvirt's PATH.
-        (root / "usr/local/bin").mkdir(parents=True)
-        (root / "usr/local/bin/kvmaictl").symlink_to("/kvmai/bin/kvmaictl")
+        # What CMake's configure_file does for an install, with the
+        # emulated host's kvmaictl.
+        script = root / "usr/libexec/kvmai/libvirt-hook"
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(hook.read_text().replace("@KVMAICTL@", "/kvmai/bin/kvmaictl"))
+        script.chmod(0o755)
+        (root / "etc/libvirt/hooks/qemu.d").mkdir(parents=True)
+        (root / "etc/libvirt/hooks/qemu.d/kvmai").symlink_to("/usr/libexec/kvmai/libvirt-hook")
         # libvirt looks up its built-in QEMU user and group (Debian's) before
         # it reads qemu.conf's.
         (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n"

@@ -1092,41 +1092,92 @@ TEST_F(HookTest, ReconnectReassignsALostPmuRecord) {
 
 // ---- the installed program -------------------------------------------------------
 
+// The hook as installed, with kvmaictl's absolute path in it.  The tests
+// make their own from the same source, for kvmaictl at `bin`.
+std::filesystem::path installed_hook(const TempDir& dir, const std::string& bin) {
+  std::string text = testing::read_text(KVMAICTL_HOOK_SCRIPT);
+  const std::string placeholder = "@KVMAICTL@";
+  if (const auto at = text.find(placeholder); at != std::string::npos) {
+    text.replace(at, placeholder.size(), bin);
+  }
+  const auto path = dir.write("qemu.d/kvmai", text);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+// How libvirt runs it: in qemu.d, with libvirt's PATH (/usr/local first),
+// the XML on standard input.
+testing::Ran run_as_libvirt(const TempDir& dir, const std::filesystem::path& hook,
+                            const std::string& path, const std::string& domain,
+                            const std::string& xml, std::string& err) {
+  const auto in = dir.write("in.xml", xml);
+  const auto err_file = dir.path() / "err";
+  auto r =
+      testing::sh("PATH=" + testing::sh_quote(path) + " " + testing::sh_quote(hook.string()) + " " +
+                  testing::sh_quote(domain) + " prepare begin - <" +
+                  testing::sh_quote(in.string()) + " 2>" + testing::sh_quote(err_file.string()));
+  err = testing::read_text(err_file.string());
+  return r;
+}
+
 // libvirt's way: the script in qemu.d, the XML on standard input, nothing
 // on standard output, one line on standard error when refused.  Refusals
 // that need no module are used, so no socket is opened.
 TEST(HookProgram, AsLibvirtRunsIt) {
   const TempDir dir("hook-program");
-  const std::string bin_dir = std::filesystem::path(KVMAICTL_BIN).parent_path();
-  const auto run = [&](const std::string& domain, const std::string& xml) {
-    const auto in = dir.write("in.xml", xml);
-    const auto err = dir.path() / "err";
-    auto r = testing::sh("PATH=" + testing::sh_quote(bin_dir) + ":$PATH sh " +
-                         testing::sh_quote(KVMAICTL_HOOK_SCRIPT) + " " + testing::sh_quote(domain) +
-                         " prepare begin - <" + testing::sh_quote(in.string()) + " 2>" +
-                         testing::sh_quote(err.string()));
-    return std::pair{r, testing::read_text(err.string())};
-  };
+  // A kvmaictl on libvirt's PATH that is not the one installed with the
+  // hook (a stale `make install` in /usr/local/bin) never runs.
+  const auto stale = dir.write("local/bin/kvmaictl", "#!/bin/sh\necho stale >&2\nexit 3\n");
+  std::filesystem::permissions(stale, std::filesystem::perms::owner_all);
+  const auto hook = installed_hook(dir, KVMAICTL_BIN);
+  const std::string path = (dir.path() / "local/bin").string() + ":/usr/bin:/bin";
+  std::string err;
   // No metadata: exit 0, silent, whatever the name.
   for (const std::string& domain : std::vector<std::string>{"vm1", "-v", "help"}) {
-    const auto [r, err] = run(domain, domain_xml(domain, {kGpu}, ""));
+    const auto r = run_as_libvirt(dir, hook, path, domain, domain_xml(domain, {kGpu}, ""), err);
     EXPECT_EQ(r.rc, 0) << domain << err;
     EXPECT_EQ(r.out, "") << domain;
     EXPECT_EQ(err, "") << domain;
   }
-  const auto [r, err] =
-      run("-v", domain_xml("-v", {kGpu},
-                           kvmai_vm("      <kvmai:group name='g'>\n"
-                                    "        <kvmai:device address='0000:21:00.0'/>\n"
-                                    "      </kvmai:group>\n")));
+  const auto r =
+      run_as_libvirt(dir, hook, path, "-v",
+                     domain_xml("-v", {kGpu},
+                                kvmai_vm("      <kvmai:group name='g'>\n"
+                                         "        <kvmai:device address='0000:21:00.0'/>\n"
+                                         "      </kvmai:group>\n")),
+                     err);
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(err, "kvmai: group g: 0000:21:00.0 is not a PCI hostdev of domain -v\n");
+}
 
-  // Two lines: the interpreter, and the exec that keeps libvirt's
-  // arguments away from kvmaictl's own options.
-  EXPECT_EQ(testing::read_text(KVMAICTL_HOOK_SCRIPT),
-            "#!/bin/sh\nexec kvmaictl hook qemu -- \"$@\"\n");
+// CMake writes the installed kvmaictl's path into the hook it installs.
+TEST(HookProgram, InstalledWithKvmaictlsAbsolutePath) {
+  const std::string text = testing::read_text(KVMAICTL_HOOK_INSTALLED);
+  EXPECT_THAT(text,
+              ::testing::HasSubstr("\nkvmaictl=" + std::string(KVMAICTL_INSTALLED_BIN) + "\n"));
+  EXPECT_THAT(KVMAICTL_INSTALLED_BIN, ::testing::StartsWith("/"));
+  EXPECT_EQ(text.find("@KVMAICTL@"), std::string::npos);
+  EXPECT_THAT(text, ::testing::HasSubstr("\nexec \"$kvmaictl\" hook qemu -- \"$@\"\n"));
+}
+
+// kvmaictl removed, the hook left behind (copied by hand, or a package's
+// conffile): every domain still starts, and the hook says why it did
+// nothing.
+TEST(HookProgram, WithoutKvmaictlDomainsStart) {
+  const TempDir dir("hook-program");
+  const std::string gone = (dir.path() / "bin/kvmaictl").string();
+  const auto hook = installed_hook(dir, gone);
+  std::string err;
+  for (const std::string& metadata :
+       {std::string(), kvmai_vm("      <kvmai:group from='hostdevs'/>\n")}) {
+    const auto r =
+        run_as_libvirt(dir, hook, "/usr/bin:/bin", "vm1", domain_xml("vm1", {kGpu}, metadata), err);
+    EXPECT_EQ(r.rc, 0) << err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(err, "kvmai: warning: " + gone + " is missing: kvm-ai's libvirt hook does nothing (" +
+                       hook.string() + " is left over)\n");
+  }
 }
 
 }  // namespace
