@@ -18,7 +18,10 @@
 #                  installs kvmai against the cached Linux 6.12 headers
 #                  (kvmai alone, no registry copy), and against the patched test
 #                  kernel when 'make kernel' has built one (without);
-#                  kvmaictl runs; purging takes everything away again
+#                  kvmaictl runs; libvirt's hook runs the packaged
+#                  kvmaictl, not one on PATH; removing kvmaictl leaves no
+#                  hook that would stop domains from starting; purging
+#                  takes everything away again
 #   deb.sh build lint check   several, in this order; stops after the first
 #                  one with a failed check (the next ones need its output)
 #
@@ -394,6 +397,8 @@ session() {
 		fail kvmaictl-files "kvmaictl help, the man page or the completion, see build/deb/check.log"
 	fi
 
+	hook_checks
+
 	# Purging runs the prerm's 'dkms remove --all'.
 	local left
 	if ! ch apt-get purge -y -q kvmai-dkms kvmaictl >>"$LOG" 2>&1; then
@@ -401,7 +406,8 @@ session() {
 	else
 		left=$(
 			cd "$ROOT"
-			for f in usr/src/kvmai-"$ver" var/lib/dkms/kvmai usr/bin/kvmaictl; do
+			for f in usr/src/kvmai-"$ver" var/lib/dkms/kvmai usr/bin/kvmaictl \
+				usr/libexec/kvmai etc/libvirt/hooks/qemu.d/kvmai; do
 				if [ -e "$f" ]; then echo "$f"; fi
 			done
 			find lib/modules \( -name 'kvmai.ko*' -o -name 'uncore_guest.ko*' \) 2>/dev/null
@@ -414,6 +420,50 @@ session() {
 		fi
 	fi
 	[ "$failed" -eq 0 ] || return 10
+}
+
+# The libvirt hook as libvirt runs it: with libvirt's PATH (/usr/local
+# first) and a domain's XML on standard input; prints the exit status.
+HOOK=/etc/libvirt/hooks/qemu.d/kvmai
+run_hook() {
+	ch sh -c "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		$HOOK vm1 prepare begin - </tmp/domain.xml >/dev/null 2>>/tmp/hook.err; echo \$?"
+}
+
+# kvmaictl's libvirt hook: a link to the packaged script, which runs the
+# packaged kvmaictl whatever PATH holds; after 'apt-get remove kvmaictl'
+# (no purge) no hook is left that would stop every domain from starting.
+hook_checks() {
+	local rc target
+	printf '%s\n' "<domain type='kvm'><name>vm1</name><memory>65536</memory></domain>" \
+		>"$ROOT/tmp/domain.xml"
+	# A stale 'make install' copy where libvirt's PATH looks first.
+	mkdir -p "$ROOT/usr/local/bin"
+	printf '#!/bin/sh\ntouch /tmp/stale-kvmaictl-ran\nexit 3\n' >"$ROOT/usr/local/bin/kvmaictl"
+	chmod 755 "$ROOT/usr/local/bin/kvmaictl"
+	target=$(readlink "$ROOT$HOOK" || true)
+	rc=$(run_hook)
+	if [ -e "$ROOT/tmp/stale-kvmaictl-ran" ]; then
+		fail hook-installed "the hook ran /usr/local/bin/kvmaictl, not /usr/bin/kvmaictl"
+	elif [ "$rc" != 0 ]; then
+		fail hook-installed "the hook exited $rc on a domain without kvm-ai metadata: $(cat "$ROOT/tmp/hook.err")"
+	elif [ "$target" != /usr/libexec/kvmai/libvirt-hook ]; then
+		fail hook-installed "$HOOK is not a link to /usr/libexec/kvmai/libvirt-hook ('$target')"
+	else
+		ok hook-installed
+	fi
+	rm -f "$ROOT/usr/local/bin/kvmaictl" "$ROOT/tmp/stale-kvmaictl-ran"
+
+	if ! ch apt-get remove -y -q kvmaictl >>"$LOG" 2>&1; then
+		fail hook-removed "apt-get remove kvmaictl failed, see build/deb/check.log"
+	elif [ ! -e "$ROOT$HOOK" ] && [ ! -L "$ROOT$HOOK" ]; then
+		ok hook-removed
+	elif rc=$(run_hook) && [ "$rc" = 0 ]; then
+		note "$HOOK outlived 'apt-get remove kvmaictl', and exits 0"
+		ok hook-removed
+	else
+		fail hook-removed "$HOOK outlived 'apt-get remove kvmaictl' and exits $rc: every domain would fail to start"
+	fi
 }
 
 # dkms build and install of kvmai for one kernel: NAME KVER KSRC MODULES
