@@ -25,6 +25,9 @@
 #define VIRSH "virsh -c qemu:///system "
 #define KVMAICTL "/kvmai/bin/kvmaictl"
 #define MOCK_UNIT "mock_uncore_l3"
+/* The mock unit with a counter page (kvmai_mock_counters), for counters devices. */
+#define BW_UNIT "mock_bw"
+#define KVMAI_NS "https://kvm-ai.dev/xmlns/libvirt/1"
 
 /* Devices the domains are given: bound to vfio-pci for each test. */
 static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu4", "nic3" };
@@ -181,6 +184,10 @@ FIXTURE_TEARDOWN(libvirt)
 	EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &dump, vms, 4, &n, NULL, 0));
 	EXPECT_EQ(0, n) TH_LOG("PMU record of %s left", n ? vms[0].vm : "");
 	kvmai_genl_close(self->sk);
+	/* Counters devices hold kvmai_mock_counters, which holds kvmai. */
+	kt_ctrdev_remove_all();
+	if (kvmai_mock_counters_loaded())
+		EXPECT_EQ(0, kvmai_mock_counters_unload());
 	kvmai_mock_unload();
 	kvmai_module_unload();
 	for (size_t i = 0; i < NVM; i++)
@@ -249,17 +256,35 @@ static int get_pmu(FIXTURE_DATA(libvirt) *self, const char *vm, struct kt_pmu *p
 }
 
 /*
+ * The host CPUs @dom's vCPU 0 is pinned to, as its live XML says: what
+ * `vm plan` wrote into <cputune> (its domains have one vCPU).
+ */
+static void vcpu0_cpuset(const char *dom, char *cpus, size_t len)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 VIRSH "dumpxml %s | sed -n \"s/.*<vcpupin vcpu='0' cpuset='\\([^']*\\)'.*/\\1/p\"",
+		 dom);
+	if (run_capture(cmd, cpus, len))
+		cpus[0] = 0;
+	cpus[strcspn(cpus, "\n")] = 0;
+}
+
+/*
  * While vm1 runs: its group enabled with DT set on exactly the two ports
  * above gpu0 and nic0 (as lspci shows them), nothing else moved, and the
- * mock unit owned by vm1 for the QEMU libvirt started.
+ * mock unit (and @nunits units in all) owned by vm1 for the QEMU libvirt
+ * started, on the CPUs its <cputune> pins its vCPU to.
  */
-static void expect_running(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self)
+static void expect_running_units(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(libvirt) *self, int nunits)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
 	struct acs_snap during;
 	struct kt_group g = {};
 	struct kt_pmu p = {};
-	char diff[1024];
+	char diff[1024], pinned[256];
 	pid_t pid = qemu_pid("vm1");
 
 	ASSERT_GT(pid, 0) TH_LOG("no /run/libvirt/qemu/vm1.pid");
@@ -279,8 +304,18 @@ static void expect_running(struct __test_metadata *_metadata, FIXTURE_DATA(libvi
 	}
 	ASSERT_EQ(0, get_pmu(self, "vm1", &p)) TH_LOG("no PMU record of vm1: %s", self->ext);
 	EXPECT_EQ((uint32_t)pid, p.pid);
-	ASSERT_EQ(1, p.nunits);
+	ASSERT_EQ(nunits, p.nunits);
 	EXPECT_STREQ(MOCK_UNIT, p.units[0].name);
+	/* The metadata names no CPUs: the hook took the vCPU's pinning. */
+	vcpu0_cpuset("vm1", pinned, sizeof(pinned));
+	EXPECT_NE(0, pinned[0]) TH_LOG("no <vcpupin> in vm1's XML");
+	EXPECT_STREQ(pinned, p.cpus);
+	EXPECT_FALSE(p.shared);
+}
+
+static void expect_running(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self)
+{
+	expect_running_units(_metadata, self, 1);
 }
 
 /* After vm1 went, however it went: every word back, nothing held. */
@@ -298,11 +333,11 @@ static void expect_gone(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt)
 	EXPECT_EQ(-ENOENT, get_pmu(self, "vm1", NULL)) TH_LOG("vm1 still owns PMU resources");
 }
 
+/* No cpus: the hook takes them from the <cputune> that `vm plan` writes. */
 static int define_vm1(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self)
 {
 	return define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p",
-			      "<kvmai:pmu cpus=\"0\"><kvmai:unit name=\"" MOCK_UNIT
-			      "\"/></kvmai:pmu>");
+			      "<kvmai:pmu><kvmai:unit name=\"" MOCK_UNIT "\"/></kvmai:pmu>");
 }
 
 /* Start and destroy of a planned domain: the hook's whole cycle. */
@@ -383,6 +418,55 @@ TEST_F_TIMEOUT(libvirt, libvirtd_restart_reconnects_lost_state, 300)
 
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "destroy vm1")) TH_LOG("%s", self->out);
 	expect_gone(_metadata, self);
+}
+
+/*
+ * The issue's case: kvm-ai's element taken out of the running domain's
+ * live XML, then the domain destroyed.  The stop operations clean up by
+ * the domain's name all the same: no group, no PMU record, every ACS word
+ * back, and the counters device vm1 had (where the kernel has mediated
+ * devices) revoked with the unit.
+ */
+TEST_F_TIMEOUT(libvirt, metadata_removed_then_destroyed_leaves_nothing, 300)
+{
+	bool ctr = !access(KVMAI_MOCK_COUNTERS_PATH, F_OK);
+	char uuid[64] = "", attr[64] = "";
+
+	if (ctr) {
+		ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
+	} else {
+		TH_LOG("no %s: this kernel has no mediated devices, no counters device",
+		       KVMAI_MOCK_COUNTERS_PATH);
+	}
+	ASSERT_EQ(0, define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p",
+				    ctr ? "<kvmai:pmu><kvmai:unit name=\"" MOCK_UNIT "\"/>"
+					  "<kvmai:unit name=\"" BW_UNIT "\"/></kvmai:pmu>"
+					: "<kvmai:pmu><kvmai:unit name=\"" MOCK_UNIT "\"/></kvmai:pmu>"));
+	if (start(_metadata, self, "vm1"))
+		show_logs(_metadata, "vm1");
+	ASSERT_NE(NULL, strstr(self->out, "Domain 'vm1' started")) TH_LOG("%s", self->out);
+	expect_running_units(_metadata, self, ctr ? 2 : 1);
+	if (ctr) {
+		/* vm1 owns mock_bw: the operator makes its counters device. */
+		ASSERT_EQ(0, kt_ctrdev_create(BW_UNIT, uuid, sizeof(uuid)));
+		ASSERT_EQ(0, kt_ctrdev_attr(uuid, "vm", attr, sizeof(attr)));
+		EXPECT_STREQ("vm1", attr);
+		ASSERT_EQ(0, kt_ctrdev_attr(uuid, "state", attr, sizeof(attr)));
+		EXPECT_STREQ("live", attr);
+	}
+
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
+			   "metadata vm1 " KVMAI_NS " --live --remove")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "dumpxml vm1")) TH_LOG("%s", self->out);
+	ASSERT_EQ(NULL, strstr(self->out, KVMAI_NS)) TH_LOG("the live XML still has kvm-ai's element");
+
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "destroy vm1")) TH_LOG("%s", self->out);
+	expect_gone(_metadata, self);
+	if (ctr) {
+		ASSERT_EQ(0, kt_ctrdev_attr(uuid, "state", attr, sizeof(attr)));
+		EXPECT_STREQ("revoked", attr) TH_LOG("vm1's counters device outlived the domain");
+		EXPECT_EQ(0, kt_ctrdev_remove(uuid));
+	}
 }
 
 /* Write @xml to /tmp/@dom.xml and define it. */
@@ -507,6 +591,82 @@ TEST_F_TIMEOUT(libvirt, foreign_member_refused_before_qemu_starts, 300)
 	domstate("vm3", state, sizeof(state));
 	EXPECT_STREQ("shut off", state);
 	EXPECT_EQ(-ENOENT, get_group(self, "vm3-p2p", NULL));
+}
+
+/*
+ * Uncore units need the vCPUs pinned: without the <cputune> `vm plan`
+ * writes, vm5's vCPU may run on any host CPU, and the hook refuses at
+ * `prepare`, before QEMU starts, whatever cpus the metadata claims.
+ */
+TEST_F_TIMEOUT(libvirt, units_without_pinned_vcpus_refused, 300)
+{
+	char state[64];
+
+	ASSERT_EQ(0, define_planned(_metadata, self, "vm5", "gpu0 nic0", "vm5-p2p",
+				    "<kvmai:pmu cpus=\"0\"><kvmai:unit name=\"" MOCK_UNIT
+				    "\"/></kvmai:pmu>"));
+	/* Defined anew: the plan names no UUID, so a second define would clash. */
+	ASSERT_EQ(0, run_capture(VIRSH "undefine vm5 && "
+				 "sed -i -e '/<cputune>/,/<\\/cputune>/d' /tmp/vm5.xml && "
+				 VIRSH "define /tmp/vm5.xml 2>&1", self->out, sizeof(self->out)))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(0, start(_metadata, self, "vm5"));
+	TH_LOG("virsh said: %s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	EXPECT_NE(NULL, strstr(self->out, "uncore units need the domain's vCPUs pinned"));
+	domstate("vm5", state, sizeof(state));
+	EXPECT_STREQ("shut off", state);
+	EXPECT_EQ(-ENOENT, get_group(self, "vm5-p2p", NULL));
+	EXPECT_EQ(-ENOENT, get_pmu(self, "vm5", NULL));
+}
+
+/*
+ * A counters device belongs to the VM it was made for: vm2's, given to
+ * vm1, is refused at `prepare`, naming both, before QEMU could open it.
+ */
+TEST_F_TIMEOUT(libvirt, another_vms_counters_device_refused, 300)
+{
+	struct kt_pmu_req own = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "vm2", .units = { BW_UNIT } };
+	char pkg0[64], uuid[64], xml[256], state[64];
+	FILE *f;
+
+	if (access(KVMAI_MOCK_COUNTERS_PATH, F_OK))
+		SKIP(return, "no %s: this kernel has no mediated devices", KVMAI_MOCK_COUNTERS_PATH);
+	ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
+	ASSERT_GT(kt_package_cpus(0, pkg0, sizeof(pkg0)), 0);
+	own.cpus = pkg0;
+	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
+				    sizeof(self->ext))) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, kt_ctrdev_create(BW_UNIT, uuid, sizeof(uuid)));
+
+	ASSERT_EQ(0, define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p", ""));
+	snprintf(xml, sizeof(xml),
+		 "<hostdev mode='subsystem' type='mdev' model='vfio-pci'>"
+		 "<source><address uuid='%s'/></source></hostdev>", uuid);
+	f = fopen("/tmp/vm1-ctr.xml", "w");
+	ASSERT_NE(NULL, f);
+	fputs(xml, f);
+	fclose(f);
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "attach-device vm1 /tmp/vm1-ctr.xml --config"))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(0, start(_metadata, self, "vm1"));
+	TH_LOG("virsh said: %s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	snprintf(xml, sizeof(xml), "kvmai: counters device %s belongs to vm vm2, not to domain vm1",
+		 uuid);
+	EXPECT_NE(NULL, strstr(self->out, xml));
+	domstate("vm1", state, sizeof(state));
+	EXPECT_STREQ("shut off", state);
+	EXPECT_EQ(-ENOENT, get_group(self, "vm1-p2p", NULL));
+
+	/* A QEMU that got the device would hold its removal up. */
+	virsh(self->out, sizeof(self->out), "destroy vm1");
+	EXPECT_EQ(0, kt_ctrdev_remove(uuid));
+	own.cmd = KVMAI_CMD_PMU_RELEASE;
+	own.units[0] = NULL;
+	own.cpus = NULL;
+	EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
+				    sizeof(self->ext))) TH_LOG("%s", self->ext);
 }
 
 TEST_HARNESS_MAIN
