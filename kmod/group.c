@@ -9,6 +9,9 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/xarray.h>
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+#include <linux/vfio_pci_core.h>
+#endif
 
 #include "kvmai.h"
 
@@ -291,6 +294,24 @@ int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	kvmai_group_replan(grp);
 	return 0;
 }
+
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+/*
+ * Who holds @pdev open: an opaque cookie (the KVM it was opened for, else
+ * iommufd context or container), NULL if nobody.  @pdev must be bound to a
+ * vfio-pci driver, checked under kvmai_lock: its unbind then waits for
+ * kvmai_lock in the bus notifier, so the vfio_pci_core_device, which every
+ * such driver keeps as its drvdata, stays valid while the caller holds the
+ * lock.
+ */
+static const void *kvmai_vfio_user(struct pci_dev *pdev)
+{
+	struct vfio_pci_core_device *core = dev_get_drvdata(&pdev->dev);
+
+	lockdep_assert_held(&kvmai_lock);
+	return core ? vfio_device_user(&core->vdev) : NULL;
+}
+#endif
 
 /*
  * One VM per group: the members that are open must all be held by one VFIO

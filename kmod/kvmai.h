@@ -234,9 +234,6 @@ void kvmai_notify(struct kvmai_group *grp, u8 cmd);
 /* notify.c */
 int kvmai_notifiers_register(void);
 void kvmai_notifiers_unregister(void);
-#ifdef KVMAI_HAVE_VFIO_NOTIFY
-const void *kvmai_vfio_user(struct pci_dev *pdev);
-#endif
 
 /* test.c: fault injection, only in test builds (make KVMAI_TEST=y). */
 #ifdef KVMAI_TEST
