@@ -139,6 +139,18 @@ void kvmai_group_del(struct kvmai_group *grp)
 	kfree(grp);
 }
 
+/* The live PCI topology around @grp's members. */
+static int kvmai_group_topo(struct kvmai_group *grp, struct kvmai_topo *topo)
+{
+	struct pci_dev *members[KVMAI_PLAN_MAX_MEMBERS];
+	struct kvmai_member *m;
+	unsigned int n = 0;
+
+	list_for_each_entry(m, &grp->members, node)
+		members[n++] = m->pdev;
+	return kvmai_topo_build(members, n, topo);
+}
+
 /* Record how members reach each other, from a plan over @topo. */
 static void kvmai_group_set_pairs(struct kvmai_group *grp, const struct kvmai_topo *topo,
 				  const struct kvmai_plan *plan)
@@ -162,7 +174,7 @@ static int kvmai_group_plan(struct kvmai_group *grp, struct kvmai_topo *topo,
 	char port[KVMAI_PCI_NAME_LEN], dev[KVMAI_PCI_NAME_LEN];
 	int ret;
 
-	ret = kvmai_topo_build(grp, topo);
+	ret = kvmai_group_topo(grp, topo);
 	if (ret) {
 		NL_SET_ERR_MSG_FMT(extack, "group %s: cannot read the PCI topology (%d)",
 				   grp->name, ret);
@@ -218,7 +230,7 @@ static void kvmai_group_replan(struct kvmai_group *grp)
 	plan = kmalloc_obj(*plan);
 	if (!plan)
 		return;
-	if (!kvmai_topo_build(grp, &topo)) {
+	if (!kvmai_group_topo(grp, &topo)) {
 		kvmai_plan(topo.nodes, topo.n, grp->mode, plan);
 		kvmai_group_set_pairs(grp, &topo, plan);
 		kvmai_topo_free(&topo);

@@ -134,7 +134,8 @@ struct kvmai_topo {
 	struct pci_bus **buses;		/* the root bus of host bridge nodes */
 };
 
-int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo);
+int kvmai_topo_build(struct pci_dev *const *members, unsigned int nmembers,
+		     struct kvmai_topo *topo);
 void kvmai_topo_free(struct kvmai_topo *topo);
 const char *kvmai_topo_name(const struct kvmai_topo *topo, int i, char *buf, size_t len);
 
