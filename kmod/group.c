@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kvmai - P2P groups: members, enabling (plan, check, program) and every
- * way a group ends.  Each function here runs under kvmai_lock.
+ * kvmai - P2P groups: members, enabling (plan, check, program), the ATS
+ * watch and every way a group ends.  Each function here runs under
+ * kvmai_lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #ifdef KVMAI_HAVE_VFIO_NOTIFY
 #include <linux/vfio_pci_core.h>
@@ -20,6 +22,25 @@ DEFINE_MUTEX(kvmai_lock);
 static DEFINE_XARRAY_ALLOC1(kvmai_groups);
 /* Set at module unload: no group may be created after the final sweep. */
 static bool kvmai_closing;
+
+/*
+ * The ATS watch.  A translated-mode group sets DT on ports, safe only while
+ * every member below them has ATS enabled (ats.c); ATS can go off while
+ * the group is enabled and the kernel says nothing when it does, so while
+ * a translated group is enabled a work item plans it again each
+ * KVMAI_ATS_WATCH_MS (kvmai_groups_check_ats()) and disables it as soon as
+ * one member has ATS off.
+ */
+#define KVMAI_ATS_WATCH_MS 100
+
+static void kvmai_ats_watch(struct work_struct *work);
+static DECLARE_DELAYED_WORK(kvmai_ats_work, kvmai_ats_watch);
+
+/* A translated group was enabled: watch until none is. */
+static void kvmai_ats_watch_start(void)
+{
+	schedule_delayed_work(&kvmai_ats_work, msecs_to_jiffies(KVMAI_ATS_WATCH_MS));
+}
 
 struct kvmai_group *kvmai_group_find(const char *name)
 {
@@ -541,11 +562,11 @@ static bool kvmai_group_holds(struct kvmai_group *grp, struct kvmai_plan *plan)
 }
 
 /*
- * The ATS watch (ats.c): a translated group whose member below a DT port
+ * The ATS watch's pass: a translated group whose member below a DT port
  * has ATS off no longer holds, as if a stranger had appeared there.
  * Returns true while a translated group stays enabled.
  */
-bool kvmai_groups_check_ats(void)
+static bool kvmai_groups_check_ats(void)
 {
 	struct kvmai_group *grp;
 	struct kvmai_plan *plan;
@@ -570,6 +591,12 @@ bool kvmai_groups_check_ats(void)
 	}
 	kfree(plan);
 	return watch;
+}
+
+static void kvmai_ats_watch(struct work_struct *work)
+{
+	if (kvmai_groups_check_ats())
+		kvmai_ats_watch_start();
 }
 
 /*
@@ -621,16 +648,22 @@ void kvmai_groups_device_removed(struct pci_dev *pdev)
 	}
 }
 
+/*
+ * Module unload, after the family is gone: every group goes, and with the
+ * last translated one the ATS watch, which no group can start again.
+ */
 void kvmai_groups_destroy(void)
 {
 	struct kvmai_group *grp;
 	unsigned long id;
 
-	guard(mutex)(&kvmai_lock);
-	kvmai_closing = true;
-	xa_for_each(&kvmai_groups, id, grp) {
-		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
-		kvmai_group_del(grp);
+	scoped_guard(mutex, &kvmai_lock) {
+		kvmai_closing = true;
+		xa_for_each(&kvmai_groups, id, grp) {
+			kvmai_group_disable(grp);
+			kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+			kvmai_group_del(grp);
+		}
 	}
+	cancel_delayed_work_sync(&kvmai_ats_work);
 }

@@ -107,13 +107,8 @@ void kvmai_groups_device_added(struct pci_dev *pdev);
 void kvmai_groups_device_removed(struct pci_dev *pdev);
 void kvmai_groups_destroy(void);
 
-/* group.c: the ATS watch's pass; true while a translated group is enabled. */
-bool kvmai_groups_check_ats(void);
-
 /* ats.c: translated groups need ATS on every member. */
 bool kvmai_ats_on(struct pci_dev *pdev);
-void kvmai_ats_watch_start(void);
-void kvmai_ats_watch_stop(void);
 
 /* acs.c: the ports registry and every ACS config write. */
 struct kvmai_port *kvmai_port_find(struct pci_dev *pdev);

@@ -62,7 +62,6 @@ static void __exit kvmai_exit(void)
 	kvmai_notifiers_unregister();
 	/* Restores every port and releases every PMU resource. */
 	kvmai_groups_destroy();
-	kvmai_ats_watch_stop();
 	kvmai_ports_destroy();
 	kvmai_pmu_destroy();
 	kvmai_counters_exit();
