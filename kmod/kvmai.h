@@ -288,6 +288,8 @@ void kvmai_counters_revoke(const char *unit, const char *vm);
 #else
 static inline int kvmai_counters_init(void) { return 0; }
 static inline void kvmai_counters_exit(void) { }
+static inline void kvmai_counters_intel_init(void) { }
+static inline void kvmai_counters_intel_exit(void) { }
 static inline void kvmai_counters_revoke(const char *unit, const char *vm) { }
 #endif
 

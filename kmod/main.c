@@ -29,27 +29,32 @@ static int __init kvmai_init(void)
 	ret = kvmai_counters_init();
 	if (ret) {
 		pr_err("cannot register the counters device driver: %d\n", ret);
-		kvmai_notifiers_unregister();
-		return ret;
+		goto err_notifiers;
 	}
+	/* Providers inside kvmai register their pages as outside ones do. */
+	kvmai_counters_intel_init();
 	ret = kvmai_dev_register();
 	if (ret) {
 		pr_err("cannot register /dev/kvmai: %d\n", ret);
-		kvmai_counters_exit();
-		kvmai_notifiers_unregister();
-		return ret;
+		goto err_counters;
 	}
 	ret = kvmai_nl_register();
 	if (ret) {
 		pr_err("cannot register generic netlink family: %d\n", ret);
-		kvmai_dev_unregister();
-		kvmai_counters_exit();
-		kvmai_notifiers_unregister();
-		return ret;
+		goto err_dev;
 	}
 	kvmai_debugfs_init();
 	pr_info("version %s loaded\n", KVMAI_VERSION);
 	return 0;
+
+err_dev:
+	kvmai_dev_unregister();
+err_counters:
+	kvmai_counters_intel_exit();
+	kvmai_counters_exit();
+err_notifiers:
+	kvmai_notifiers_unregister();
+	return ret;
 }
 
 static void __exit kvmai_exit(void)
@@ -64,6 +69,7 @@ static void __exit kvmai_exit(void)
 	kvmai_groups_destroy();
 	kvmai_ports_destroy();
 	kvmai_pmu_destroy();
+	kvmai_counters_intel_exit();
 	kvmai_counters_exit();
 }
 
