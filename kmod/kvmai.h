@@ -143,15 +143,11 @@ struct kvmai_pmu_unit {
 	bool revoked;			/* its driver went away */
 };
 
-/*
- * The core PMU fence a VM's record holds: KVM's handle, or in test builds
- * the mock provider's (pmu_core.c).
- */
+/* The core PMU fence a VM's record holds: KVM's handle (pmu_core.c). */
 struct kvmai_core_fence {
 #ifdef KVMAI_HAVE_CORE_FENCE
 	struct kvm_mediated_pmu_fence kvm;
 #endif
-	bool mock;
 };
 
 /* What one VM owns; exists while it owns something. */
@@ -236,14 +232,21 @@ void kvmai_notifiers_unregister(void);
 void kvmai_test_unload_delay(void);
 bool kvmai_test_fail_restore(void);
 bool kvmai_test_acs_quirk(struct pci_dev *pdev);
-bool kvmai_test_core_fence(int *ret);
-void kvmai_test_core_unfence(void);
+bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret);
+bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence);
 #else
 static inline void kvmai_test_unload_delay(void) { }
 static inline bool kvmai_test_fail_restore(void) { return false; }
 static inline bool kvmai_test_acs_quirk(struct pci_dev *pdev) { return false; }
-static inline bool kvmai_test_core_fence(int *ret) { return false; }
-static inline void kvmai_test_core_unfence(void) { }
+static inline bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret)
+{
+	return false;
+}
+
+static inline bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence)
+{
+	return false;
+}
 #endif
 
 /*

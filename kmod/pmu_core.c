@@ -47,9 +47,7 @@ int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack 
 	int ret;
 
 	/* Test builds: the mock provider stands in for KVM while it is loaded. */
-	if (kvmai_test_core_fence(&ret)) {
-		fence->mock = !ret;
-	} else {
+	if (!kvmai_test_core_fence(fence, &ret)) {
 		ret = kvm_mediated_pmu_fence(&fence->kvm);
 		/* Without a mediated vPMU no guest could use what the fence keeps. */
 		if (ret == -EOPNOTSUPP)
@@ -63,12 +61,9 @@ int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack 
 
 void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 {
-	if (fence->mock) {
-		kvmai_test_core_unfence();
-		fence->mock = false;
-	} else {
+	/* Test builds: a fence the mock gave goes back to the mock. */
+	if (!kvmai_test_core_unfence(fence))
 		kvm_mediated_pmu_unfence(&fence->kvm);
-	}
 }
 #else
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack)
