@@ -495,7 +495,7 @@ void kvmai_groups_release_owner(struct net *net, u32 portid)
 			continue;
 		pr_info("group %s: owner socket closed, deleting\n", grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+		kvmai_group_delete_ntf(grp);
 		kvmai_group_del(grp);
 	}
 }
@@ -512,7 +512,7 @@ static void kvmai_groups_member_gone(struct pci_dev *pdev, const char *why)
 			continue;
 		pci_info(pdev, "kvmai: %s, disabling group %s\n", why, grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 }
 
@@ -546,7 +546,7 @@ void kvmai_groups_device_opened(struct pci_dev *pdev)
 		pci_info(pdev, "kvmai: opened by a second VFIO user, disabling group %s\n",
 			 grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 }
 
@@ -587,7 +587,7 @@ static bool kvmai_groups_check_ats(void)
 		pr_warn("group %s: a member below a DT port has ATS off, disabling it\n",
 			grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 	kfree(plan);
 	return watch;
@@ -620,7 +620,7 @@ void kvmai_groups_device_added(struct pci_dev *pdev)
 			continue;
 		pci_info(pdev, "kvmai: appeared below group %s, disabling it\n", grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 	kfree(plan);
 }
@@ -644,7 +644,7 @@ void kvmai_groups_device_removed(struct pci_dev *pdev)
 			kvmai_member_free(grp, m);
 			kvmai_group_replan(grp);
 		}
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 }
 
@@ -661,7 +661,7 @@ void kvmai_groups_destroy(void)
 		kvmai_closing = true;
 		xa_for_each(&kvmai_groups, id, grp) {
 			kvmai_group_disable(grp);
-			kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+			kvmai_group_delete_ntf(grp);
 			kvmai_group_del(grp);
 		}
 	}

@@ -209,7 +209,7 @@ void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence);
 int kvmai_pmu_core_fill(struct sk_buff *msg);
 
 /* pmu_nl.c */
-void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm);
+void kvmai_pmu_change_ntf(struct kvmai_pmu_vm *pvm);
 
 /* netlink.c */
 int kvmai_nl_register(void);
@@ -221,7 +221,11 @@ bool kvmai_bad_name(struct genl_info *info, int type, const char *what);
 struct sk_buff *kvmai_msg(size_t size, u32 portid, u32 seq, u8 cmd,
 			  int (*fill)(struct sk_buff *msg, void *obj), void *obj);
 void kvmai_multicast(struct sk_buff *msg);
-void kvmai_notify(struct kvmai_group *grp, u8 cmd);
+
+/* group_netlink.c */
+void kvmai_group_create_ntf(struct kvmai_group *grp);
+void kvmai_group_delete_ntf(struct kvmai_group *grp);
+void kvmai_group_change_ntf(struct kvmai_group *grp);
 
 /* notify.c */
 int kvmai_notifiers_register(void);

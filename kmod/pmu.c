@@ -165,7 +165,7 @@ static void kvmai_pmu_revoke_work(struct work_struct *work)
 			changed = true;
 		}
 		if (changed) {
-			kvmai_pmu_notify(pvm);
+			kvmai_pmu_change_ntf(pvm);
 			kvmai_pmu_vm_put_empty(pvm);
 		}
 	}
@@ -379,7 +379,7 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 		pvm->core = true;
 		pr_info("vm %s: owns the core PMU\n", pvm->vm);
 	}
-	kvmai_pmu_notify(pvm);
+	kvmai_pmu_change_ntf(pvm);
 	return pvm;
 
 err:
@@ -441,7 +441,7 @@ int kvmai_pmu_release(struct kvmai_pmu_vm *pvm, bool core, const char *const *un
 		pvm->core = false;
 		pr_info("vm %s: core PMU released\n", pvm->vm);
 	}
-	kvmai_pmu_notify(pvm);
+	kvmai_pmu_change_ntf(pvm);
 	kvmai_pmu_vm_put_empty(pvm);
 	return 0;
 }
@@ -459,7 +459,7 @@ void kvmai_pmu_vm_release_all(struct kvmai_pmu_vm *pvm, const char *why)
 		kvmai_pmu_core_unfence(&pvm->core_fence);
 		pvm->core = false;
 	}
-	kvmai_pmu_notify(pvm);
+	kvmai_pmu_change_ntf(pvm);
 	kvmai_pmu_vm_free(pvm);
 }
 

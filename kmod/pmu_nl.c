@@ -142,7 +142,7 @@ static int kvmai_fill_pmu_obj(struct sk_buff *msg, void *pvm)
 	return kvmai_fill_pmu(msg, pvm);
 }
 
-void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm)
+void kvmai_pmu_change_ntf(struct kvmai_pmu_vm *pvm)
 {
 	lockdep_assert_held(&kvmai_lock);
 	kvmai_multicast(kvmai_msg(KVMAI_PMU_MSG_SIZE, 0, 0, KVMAI_CMD_PMU_CHANGE_NTF,
