@@ -206,9 +206,8 @@ void kvmai_dev_unregister(void);
 /* pmu_core.c: the core PMU, fenced through KVM, its blockers listed by perf. */
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack);
 void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence);
-int kvmai_pmu_core_fill(struct sk_buff *msg);
 
-/* pmu_nl.c */
+/* pmu_netlink.c */
 void kvmai_pmu_change_ntf(struct kvmai_pmu_vm *pvm);
 
 /* netlink.c */

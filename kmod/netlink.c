@@ -7,7 +7,7 @@
  * The family, its policies and its op table are generated from
  * Documentation/netlink/specs/kvmai.yaml into kvmai_nl.c (do not edit);
  * the handlers are hand-written, one file per object: group_netlink.c
- * (group-* and dev-*), pmu_nl.c (pmu-*).
+ * (group-* and dev-*), pmu_netlink.c (pmu-*).
  */
 #include <linux/ctype.h>
 #include <linux/string.h>
