@@ -11,11 +11,9 @@
  * kvmai looks both at the kernel's state and at the register, and while a
  * translated group is enabled it keeps looking (group.c's ATS watch).
  */
-#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
-
 #include <linux/pci.h>
 
-#include "kvmai.h"
+#include "ats.h"
 
 /* ATS on as the kernel enabled it, and still on in the device. */
 bool kvmai_ats_on(struct pci_dev *pdev)

@@ -30,6 +30,8 @@
 #include <uapi/linux/kvmai_counters.h>
 
 #include "kvmai.h"
+#include "counters.h"
+#include "pmu.h"
 
 /* Registered pages (struct kvmai_ctr_parent), and each one's device. */
 static LIST_HEAD(kvmai_ctr_parents);

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/netlink.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -16,9 +17,12 @@
 #endif
 
 #include "kvmai.h"
+#include "acs.h"
+#include "ats.h"
+#include "group.h"
+#include "netlink.h"
+#include "topo.h"
 
-/* Protects every group, member and port; lock order in kvmai.h. */
-DEFINE_MUTEX(kvmai_lock);
 static DEFINE_XARRAY_ALLOC1(kvmai_groups);
 /* Set at module unload: no group may be created after the final sweep. */
 static bool kvmai_closing;
@@ -60,7 +64,8 @@ struct kvmai_group *kvmai_group_next(unsigned long *index)
 	return xa_find(&kvmai_groups, index, ULONG_MAX, XA_PRESENT);
 }
 
-struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev *pdev)
+static struct kvmai_member *kvmai_group_member(struct kvmai_group *grp,
+					       struct pci_dev *pdev)
 {
 	struct kvmai_member *m;
 
@@ -70,7 +75,7 @@ struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev 
 	return NULL;
 }
 
-bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev)
+static bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev)
 {
 	for (unsigned int i = 0; i < grp->nports; i++)
 		if (grp->ports[i]->pdev == pdev)

@@ -8,7 +8,12 @@
 #include <net/genetlink.h>
 
 #include "kvmai.h"
+#include "acs.h"
+#include "ats.h"
+#include "group.h"
 #include "kvmai_nl.h"
+#include "netlink.h"
+#include "netlink_priv.h"
 
 /* Room for a full group: 16 members with 6 BARs each, ports and pairs. */
 #define KVMAI_GROUP_MSG_SIZE (32 * 1024)

@@ -13,9 +13,21 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <net/genetlink.h>
+
+#include <uapi/linux/kvmai.h>
 
 #include "kvmai.h"
-#include "kvmai_nl.h"
+#include "acs.h"
+#include "counters.h"
+#include "group.h"
+#include "netlink.h"
+#include "notify.h"
+#include "pmu.h"
+#include "testing.h"
+
+/* The one lock; what it protects and the lock order: kvmai.h. */
+DEFINE_MUTEX(kvmai_lock);
 
 static int __init kvmai_init(void)
 {

@@ -15,7 +15,10 @@
 #include <net/genetlink.h>
 
 #include "kvmai.h"
+#include "acs.h"
 #include "kvmai_nl.h"
+#include "netlink.h"
+#include "netlink_priv.h"
 
 int kvmai_nl_status_get_doit(struct sk_buff *skb, struct genl_info *info)
 {

@@ -11,7 +11,9 @@
 #include <linux/pci.h>
 #include <linux/vfio.h>
 
-#include "kvmai.h"
+#include "group.h"
+#include "notify.h"
+#include "pmu.h"
 
 /* Called by the driver core with the device lock held (see lock order). */
 static int kvmai_pci_notify(struct notifier_block *nb, unsigned long action, void *data)

@@ -9,7 +9,8 @@
 #include <linux/netlink.h>
 #include <linux/string.h>
 
-#include "kvmai.h"
+#include "pmu_core.h"
+#include "testing.h"
 
 #ifdef KVMAI_HAVE_PERF_GUEST_OWNER
 #include <linux/perf/guest_owner.h>

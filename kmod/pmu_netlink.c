@@ -6,8 +6,13 @@
 #include <linux/pid.h>
 #include <net/genetlink.h>
 
+#include <asm/uncore_guest.h>
+
 #include "kvmai.h"
 #include "kvmai_nl.h"
+#include "netlink.h"
+#include "netlink_priv.h"
+#include "pmu.h"
 
 #ifdef KVMAI_HAVE_PERF_GUEST_OWNER
 #include <linux/perf/guest_owner.h>

@@ -17,6 +17,7 @@
 #include <linux/workqueue.h>
 
 #include "kvmai.h"
+#include "testing.h"
 #include "mock/kvmai_mock.h"
 
 static unsigned int unload_delay_ms;

@@ -16,6 +16,9 @@
 #include <linux/slab.h>
 
 #include "kvmai.h"
+#include "acs.h"
+#include "ats.h"
+#include "topo.h"
 
 /* Far more than an 8-GPU host has below its host bridges. */
 #define KVMAI_TOPO_MAX 512
