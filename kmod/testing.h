@@ -2,7 +2,7 @@
 /*
  * kvmai - the hooks test builds (make KVMAI_TEST=y) put into the module:
  * fault injection, and the mock provider's core fence standing in for
- * KVM's.  test.c implements them; in the product they are empty and
+ * KVM's.  testing/test.c implements them; in the product they are empty and
  * compile away.
  */
 #ifndef _KVMAI_TESTING_H

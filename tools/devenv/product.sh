@@ -30,9 +30,9 @@ fail() {
 	failed=1
 }
 
-# The module parameters test.c defines, by name.
+# The module parameters testing/test.c defines, by name.
 test_params() {
-	sed -n 's/^module_param[a-z_]*(\([a-z_0-9]*\),.*/\1/p' "$top/kmod/test.c"
+	sed -n 's/^module_param[a-z_]*(\([a-z_0-9]*\),.*/\1/p' "$top/kmod/testing/test.c"
 }
 
 # check_module NAME KO: no test-only parameter, symbol or dependency.
@@ -83,7 +83,7 @@ else
 fi
 
 # git holds one copy of the series' registry: the patch.
-copies=$(cd "$top" && git ls-files 'kmod/compat/*uncore_guest.[ch]' 'kmod/compat/asm/*')
+copies=$(cd "$top" && git ls-files 'kmod/*uncore_guest.[ch]' 'kmod/compat/asm/*')
 if [ -n "$copies" ]; then
 	fail registry-one-copy "copies of the series' files in git: $copies"
 else

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kvmai - fault injection for the selftests.  Built only with
+ * kvmai - fault injection for the selftests, and the mock provider's core
+ * fence standing in for KVM's: the hooks of ../testing.h.  Built only with
  * 'make KVMAI_TEST=y' (the project's own build); packages never have it,
  * as upstream compiles iommufd's selftest.c only with CONFIG_IOMMUFD_TEST.
  */
@@ -16,9 +17,9 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
-#include "kvmai.h"
-#include "testing.h"
-#include "mock/kvmai_mock.h"
+#include "../kvmai.h"
+#include "../testing.h"
+#include "kvmai_mock.h"
 
 static unsigned int unload_delay_ms;
 module_param(unload_delay_ms, uint, 0600);
