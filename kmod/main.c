@@ -2,13 +2,47 @@
 /*
  * kvmai - per-VM P2P and PMU control for virtualized AI hosts.
  *
- * This file only wires the module together; each concern lives in its own
- * file: netlink.c (requests), group.c (P2P groups), plan.c (which ports,
- * which bits), acs.c (ports and ACS writes), topo.c (the live PCI tree),
- * notify.c (unbind, removal, owner exit), debugfs.c, and for PMU ownership
- * pmu.c (who owns what), pmu_core.c (the core PMU), pmu_nl.c and pmu_dev.c
- * (/dev/kvmai, which hands out reservation handles); counters.c
- * and ctrdev.c map uncore counter pages into the VM owning their unit.
+ * This file wires the module together and holds its one lock (kvmai.h).
+ * The rest is one concern per file, and one header per part:
+ *
+ * P2P groups
+ *   group.c [group.h]       groups: members, enabling (plan, check,
+ *                           program), the ATS watch, every way one ends
+ *   plan.c [plan.h]         which ports get which ACS bits: pure, built
+ *                           into the selftests' plan_test too
+ *   topo.c [topo.h]         the live PCI tree around some devices
+ *   acs.c [acs.h]           the ports registry, every ACS write
+ *   ats.c [ats.h]           whether a device has ATS on
+ *   debugfs.c [group.h]     the groups, in debugfs
+ * PMU ownership (x86)
+ *   pmu.c [pmu.h]           which VM owns the core PMU, which uncore units
+ *   pmu_core.c [pmu_core.h] the core PMU fence
+ *   pmu_dev.c [pmu.h]       /dev/kvmai: handles of uncore reservations
+ *   counters.c [counters.h] uncore counter pages, as mediated devices for
+ *                           the VM owning their unit
+ *   ctrdev.c [counters.h]   one such device
+ *   counters_intel.c        a provider of such pages: Ice Lake-SP's
+ *                           [counters.h]
+ * Generic netlink
+ *   kvmai_nl.[ch]           generated from the YNL spec
+ *                           (Documentation/netlink/specs/kvmai.yaml)
+ *   netlink.c               the family, status-get, what handlers share
+ *                           [netlink_priv.h]
+ *   group_netlink.c         group-* and dev-* handlers
+ *   pmu_netlink.c           pmu-* handlers
+ *   netlink.h               all that the rest calls: the family's
+ *                           registration, one *_ntf() per notification
+ * notify.c [notify.h]       events: unbind, removal, an owner's socket
+ *                           closing, vfio open and close
+ * compat.h                  what differs between the kernels kvmai builds for
+ * testing.h                 hooks of test builds, empty in the product;
+ *                           testing/ implements them and holds the mock
+ *                           providers (make KVMAI_TEST=y only)
+ *
+ * The only call cycles between files are a group and its handlers, which
+ * notify monitors of its changes, and PMU ownership, its handlers and the
+ * counters devices that follow ownership (tools/devenv/kmod-graph.py
+ * checks it on the built objects).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
