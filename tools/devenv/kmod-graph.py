@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """kvmai.ko's file-level call graph, from the built objects' symbol tables.
 
-    kmod-graph.py [--edges] [DIR]
+    kmod-graph.py [--edges] [--name NAME] [DIR]
 
 DIR is a built module directory (default: kmod/, what 'make' builds).
 Its objects are the ones kbuild lists in kvmai.mod.  File A calls file B
@@ -17,8 +17,9 @@ netlink handlers, which notify monitors of what changed; PMU ownership,
 its netlink handlers and the counters devices that follow ownership.
 Any other cycle fails.  Prints one "kmod-graph: cycle: A B ..." line per
 cycle (with --edges, every edge and the symbols that make it), then
-"product: kmod-cycles: ok" or "product: kmod-cycles: FAILED (why)",
-the form product.sh's other checks print.  Exit status 1 on failure.
+"product: NAME: ok" or "product: NAME: FAILED (why)", the form
+product.sh's other checks print (NAME: kmod-cycles unless given).  Exit
+status 1 on failure.  $NM is the nm to run (nm unless set).
 """
 import argparse
 import os
@@ -111,12 +112,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("dir", nargs="?", default=TOP / "kmod", type=Path)
     ap.add_argument("--edges", action="store_true", help="print every edge and its symbols")
+    ap.add_argument("--name", default="kmod-cycles", help="the check's name in its verdict")
     args = ap.parse_args()
 
     try:
         edges = graph(objects(args.dir))
     except (OSError, subprocess.CalledProcessError) as e:
-        print(f"product: kmod-cycles: FAILED (cannot read {args.dir}'s objects: {e})")
+        print(f"product: {args.name}: FAILED (cannot read {args.dir}'s objects: {e})")
         return 1
     if args.edges:
         for caller in sorted(edges):
@@ -130,9 +132,9 @@ def main():
             bad.append(c)
     if bad:
         why = "; ".join(" ".join(c) for c in bad)
-        print(f"product: kmod-cycles: FAILED (call cycles beyond the two allowed: {why})")
+        print(f"product: {args.name}: FAILED (call cycles beyond the two allowed: {why})")
         return 1
-    print("product: kmod-cycles: ok")
+    print(f"product: {args.name}: ok")
     return 0
 
 

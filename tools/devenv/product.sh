@@ -9,6 +9,10 @@
 #   product.sh     one line per check, "product: NAME: ok" or "product:
 #                  NAME: FAILED (why)"; exit status 1 if any failed
 #
+# Besides what the product holds, its shape: the module's files call each
+# other in no cycle but the two kmod/main.c describes (kmod-graph.py, on
+# the objects of both builds).
+#
 # The arm64 module is cross-built (gcc-aarch64-linux-gnu, 'make deps')
 # against the cache's mainline source configured for arm64 with VFIO, in
 # $CACHE/linux-arm64 (made once: defconfig and modules_prepare, under a
@@ -80,6 +84,7 @@ else
 	else
 		ok x86-only-kvmai
 	fi
+	"$top/tools/devenv/kmod-graph.py" --name kmod-cycles "$top/kmod" || failed=1
 fi
 
 # git holds one copy of the series' registry: the patch.
@@ -120,6 +125,8 @@ else
 		if file "$scratch/kvmai.ko" | grep -q 'ARM aarch64'; then
 			ok arm64-build
 			check_module arm64 "$scratch/kvmai.ko"
+			NM=${CROSS}nm "$top/tools/devenv/kmod-graph.py" --name arm64-kmod-cycles \
+				"$scratch" || failed=1
 		else
 			fail arm64-build "$(file "$scratch/kvmai.ko")"
 		fi
