@@ -42,9 +42,10 @@ host-deps:
 kmod:
 	$(MAKE) -C kmod
 
-# The module's test flavour (test.c's fault injection, the mock providers,
-# the series' uncore registry for kernels without it), for the emulated
-# host only: built in build/, never where an operator's insmod finds it.
+# The module's test flavour (kmod/testing/: test.c's fault injection, the
+# mock providers, the series' uncore registry for kernels without it), for
+# the emulated host only: built in build/, never where an operator's insmod
+# finds it.
 # The copy keeps its objects between builds (tar keeps the sources' times).
 KMOD_TEST := $(BUILD)/kmod-test
 kmod-test:
@@ -68,8 +69,9 @@ vm-payload: kmod-test tools selftests
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
 		 $(BUILD)/vm-payload/guest
-	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/mock/kvmai_mock_pmu.ko $(KMOD_TEST)/mock/kvmai_mock_vfbus.ko \
-	   $(wildcard $(KMOD_TEST)/mock/kvmai_mock_counters.ko) $(wildcard $(KMOD_TEST)/compat/*.ko) \
+	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/testing/kvmai_mock_pmu.ko \
+	   $(KMOD_TEST)/testing/kvmai_mock_vfbus.ko \
+	   $(wildcard $(KMOD_TEST)/testing/kvmai_mock_counters.ko $(KMOD_TEST)/testing/uncore_guest.ko) \
 	   $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \
 	   $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
@@ -110,8 +112,8 @@ vm-payload-kernel: vm-payload
 	$(MAKE) -C $(BUILD)/kmod-kernel KDIR=$$kdir/build KVMAI_TEST=y && \
 	cp -r $(BUILD)/vm-payload $(BUILD)/vm-payload-kernel && \
 	rm -f $(BUILD)/vm-payload-kernel/*.ko && \
-	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/mock/*.ko \
-	   $$(ls $(BUILD)/kmod-kernel/compat/*.ko 2>/dev/null) $(BUILD)/vm-payload-kernel/ && \
+	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/testing/*.ko \
+	   $(BUILD)/vm-payload-kernel/ && \
 	cp $$kdir/selftests/* $(BUILD)/vm-payload-kernel/selftests/
 
 # The selftests on the patched kernel alone.
@@ -136,7 +138,7 @@ demo-payload: kmod-test
 	cmake --build $(BUILD)/tools --target kvmaictl -j2
 	rm -rf $(BUILD)/demo-payload
 	mkdir -p $(BUILD)/demo-payload/bin
-	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/mock/kvmai_mock_pmu.ko $(wildcard $(KMOD_TEST)/compat/*.ko) \
+	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/testing/kvmai_mock_pmu.ko $(wildcard $(KMOD_TEST)/testing/uncore_guest.ko) \
 	   $(BUILD)/demo-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/demo-payload/bin/
 
@@ -185,7 +187,7 @@ install: tools
 
 clean:
 	$(MAKE) -C kmod clean
-	rm -f kmod/compat/uncore_guest.c kmod/compat/asm/uncore_guest.h
+	rm -f kmod/testing/uncore_guest.c kmod/compat/asm/uncore_guest.h
 	rm -rf $(BUILD)
 
 .PHONY: all deps host-deps kmod kmod-test tools demo-payload check-quick selftests vm-payload demo check bench regen install clean \

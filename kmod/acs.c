@@ -13,10 +13,14 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/netlink.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 
 #include "kvmai.h"
+#include "acs.h"
+#include "plan.h"
+#include "testing.h"
 
 static LIST_HEAD(kvmai_ports);
 /* Ports on the list whose restore is pending; under kvmai_lock. */

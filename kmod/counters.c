@@ -30,6 +30,8 @@
 #include <uapi/linux/kvmai_counters.h>
 
 #include "kvmai.h"
+#include "counters.h"
+#include "pmu.h"
 
 /* Registered pages (struct kvmai_ctr_parent), and each one's device. */
 static LIST_HEAD(kvmai_ctr_parents);
@@ -334,7 +336,6 @@ int kvmai_counters_init(void)
 	ret = mdev_register_driver(&kvmai_ctr_driver);
 	if (ret)
 		goto err_class;
-	kvmai_counters_intel_init();
 	return 0;
 
 err_class:
@@ -344,8 +345,10 @@ err_class:
 
 void kvmai_counters_exit(void)
 {
-	kvmai_counters_intel_exit();
-	/* Other providers hold the module: no page of theirs is left. */
+	/*
+	 * Providers outside kvmai hold the module and the one inside it
+	 * (counters_intel.c) is gone: no page is left.
+	 */
 	mdev_unregister_driver(&kvmai_ctr_driver);
 	class_unregister(&kvmai_ctr_class);
 }

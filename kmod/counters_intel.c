@@ -33,7 +33,7 @@
 
 #include <uapi/linux/kvmai_counters.h>
 
-#include "kvmai.h"
+#include "counters.h"
 
 static bool intel_imc_pages;
 module_param(intel_imc_pages, bool, 0444);

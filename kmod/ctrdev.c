@@ -22,7 +22,7 @@
 
 #include <uapi/linux/kvmai_counters.h>
 
-#include "kvmai.h"
+#include "counters.h"
 
 /* Not allocated to kvmai: guests find the device by class and capability. */
 #define KVMAI_CTRDEV_VENDOR	0x1234

@@ -4,9 +4,12 @@
  * ports it holds, for people debugging a host without the CLI.
  */
 #include <linux/debugfs.h>
+#include <linux/pci.h>
 #include <linux/seq_file.h>
 
 #include "kvmai.h"
+#include "acs.h"
+#include "group.h"
 
 static struct dentry *kvmai_debugfs;
 
@@ -38,7 +41,7 @@ DEFINE_SHOW_ATTRIBUTE(kvmai_groups);
 
 void kvmai_debugfs_init(void)
 {
-	kvmai_debugfs = debugfs_create_dir(KVMAI_NAME, NULL);
+	kvmai_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("groups", 0400, kvmai_debugfs, NULL, &kvmai_groups_fops);
 }
 

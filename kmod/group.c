@@ -1,22 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kvmai - P2P groups: members, enabling (plan, check, program) and every
- * way a group ends.  Each function here runs under kvmai_lock.
+ * kvmai - P2P groups: members, enabling (plan, check, program), the ATS
+ * watch and every way a group ends.  Each function here runs under
+ * kvmai_lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/netlink.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+#include <linux/vfio_pci_core.h>
+#endif
 
 #include "kvmai.h"
+#include "acs.h"
+#include "ats.h"
+#include "group.h"
+#include "netlink.h"
+#include "topo.h"
 
-/* Protects every group, member and port; lock order in kvmai.h. */
-DEFINE_MUTEX(kvmai_lock);
 static DEFINE_XARRAY_ALLOC1(kvmai_groups);
 /* Set at module unload: no group may be created after the final sweep. */
 static bool kvmai_closing;
+
+/*
+ * The ATS watch.  A translated-mode group sets DT on ports, safe only while
+ * every member below them has ATS enabled (ats.c); ATS can go off while
+ * the group is enabled and the kernel says nothing when it does, so while
+ * a translated group is enabled a work item plans it again each
+ * KVMAI_ATS_WATCH_MS (kvmai_groups_check_ats()) and disables it as soon as
+ * one member has ATS off.
+ */
+#define KVMAI_ATS_WATCH_MS 100
+
+static void kvmai_ats_watch(struct work_struct *work);
+static DECLARE_DELAYED_WORK(kvmai_ats_work, kvmai_ats_watch);
+
+/* A translated group was enabled: watch until none is. */
+static void kvmai_ats_watch_start(void)
+{
+	schedule_delayed_work(&kvmai_ats_work, msecs_to_jiffies(KVMAI_ATS_WATCH_MS));
+}
 
 struct kvmai_group *kvmai_group_find(const char *name)
 {
@@ -36,7 +64,8 @@ struct kvmai_group *kvmai_group_next(unsigned long *index)
 	return xa_find(&kvmai_groups, index, ULONG_MAX, XA_PRESENT);
 }
 
-struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev *pdev)
+static struct kvmai_member *kvmai_group_member(struct kvmai_group *grp,
+					       struct pci_dev *pdev)
 {
 	struct kvmai_member *m;
 
@@ -46,7 +75,7 @@ struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct pci_dev 
 	return NULL;
 }
 
-bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev)
+static bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev)
 {
 	for (unsigned int i = 0; i < grp->nports; i++)
 		if (grp->ports[i]->pdev == pdev)
@@ -136,6 +165,18 @@ void kvmai_group_del(struct kvmai_group *grp)
 	kfree(grp);
 }
 
+/* The live PCI topology around @grp's members. */
+static int kvmai_group_topo(struct kvmai_group *grp, struct kvmai_topo *topo)
+{
+	struct pci_dev *members[KVMAI_PLAN_MAX_MEMBERS];
+	struct kvmai_member *m;
+	unsigned int n = 0;
+
+	list_for_each_entry(m, &grp->members, node)
+		members[n++] = m->pdev;
+	return kvmai_topo_build(members, n, topo);
+}
+
 /* Record how members reach each other, from a plan over @topo. */
 static void kvmai_group_set_pairs(struct kvmai_group *grp, const struct kvmai_topo *topo,
 				  const struct kvmai_plan *plan)
@@ -159,7 +200,7 @@ static int kvmai_group_plan(struct kvmai_group *grp, struct kvmai_topo *topo,
 	char port[KVMAI_PCI_NAME_LEN], dev[KVMAI_PCI_NAME_LEN];
 	int ret;
 
-	ret = kvmai_topo_build(grp, topo);
+	ret = kvmai_group_topo(grp, topo);
 	if (ret) {
 		NL_SET_ERR_MSG_FMT(extack, "group %s: cannot read the PCI topology (%d)",
 				   grp->name, ret);
@@ -215,7 +256,7 @@ static void kvmai_group_replan(struct kvmai_group *grp)
 	plan = kmalloc_obj(*plan);
 	if (!plan)
 		return;
-	if (!kvmai_topo_build(grp, &topo)) {
+	if (!kvmai_group_topo(grp, &topo)) {
 		kvmai_plan(topo.nodes, topo.n, grp->mode, plan);
 		kvmai_group_set_pairs(grp, &topo, plan);
 		kvmai_topo_free(&topo);
@@ -291,6 +332,24 @@ int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	kvmai_group_replan(grp);
 	return 0;
 }
+
+#ifdef KVMAI_HAVE_VFIO_NOTIFY
+/*
+ * Who holds @pdev open: an opaque cookie (the KVM it was opened for, else
+ * iommufd context or container), NULL if nobody.  @pdev must be bound to a
+ * vfio-pci driver, checked under kvmai_lock: its unbind then waits for
+ * kvmai_lock in the bus notifier, so the vfio_pci_core_device, which every
+ * such driver keeps as its drvdata, stays valid while the caller holds the
+ * lock.
+ */
+static const void *kvmai_vfio_user(struct pci_dev *pdev)
+{
+	struct vfio_pci_core_device *core = dev_get_drvdata(&pdev->dev);
+
+	lockdep_assert_held(&kvmai_lock);
+	return core ? vfio_device_user(&core->vdev) : NULL;
+}
+#endif
 
 /*
  * One VM per group: the members that are open must all be held by one VFIO
@@ -441,7 +500,7 @@ void kvmai_groups_release_owner(struct net *net, u32 portid)
 			continue;
 		pr_info("group %s: owner socket closed, deleting\n", grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
+		kvmai_group_delete_ntf(grp);
 		kvmai_group_del(grp);
 	}
 }
@@ -458,7 +517,7 @@ static void kvmai_groups_member_gone(struct pci_dev *pdev, const char *why)
 			continue;
 		pci_info(pdev, "kvmai: %s, disabling group %s\n", why, grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 }
 
@@ -492,7 +551,7 @@ void kvmai_groups_device_opened(struct pci_dev *pdev)
 		pci_info(pdev, "kvmai: opened by a second VFIO user, disabling group %s\n",
 			 grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 }
 
@@ -508,11 +567,11 @@ static bool kvmai_group_holds(struct kvmai_group *grp, struct kvmai_plan *plan)
 }
 
 /*
- * The ATS watch (ats.c): a translated group whose member below a DT port
+ * The ATS watch's pass: a translated group whose member below a DT port
  * has ATS off no longer holds, as if a stranger had appeared there.
  * Returns true while a translated group stays enabled.
  */
-bool kvmai_groups_check_ats(void)
+static bool kvmai_groups_check_ats(void)
 {
 	struct kvmai_group *grp;
 	struct kvmai_plan *plan;
@@ -533,10 +592,16 @@ bool kvmai_groups_check_ats(void)
 		pr_warn("group %s: a member below a DT port has ATS off, disabling it\n",
 			grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 	kfree(plan);
 	return watch;
+}
+
+static void kvmai_ats_watch(struct work_struct *work)
+{
+	if (kvmai_groups_check_ats())
+		kvmai_ats_watch_start();
 }
 
 /*
@@ -560,7 +625,7 @@ void kvmai_groups_device_added(struct pci_dev *pdev)
 			continue;
 		pci_info(pdev, "kvmai: appeared below group %s, disabling it\n", grp->name);
 		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 	kfree(plan);
 }
@@ -584,20 +649,26 @@ void kvmai_groups_device_removed(struct pci_dev *pdev)
 			kvmai_member_free(grp, m);
 			kvmai_group_replan(grp);
 		}
-		kvmai_notify(grp, KVMAI_CMD_GROUP_CHANGE_NTF);
+		kvmai_group_change_ntf(grp);
 	}
 }
 
+/*
+ * Module unload, after the family is gone: every group goes, and with the
+ * last translated one the ATS watch, which no group can start again.
+ */
 void kvmai_groups_destroy(void)
 {
 	struct kvmai_group *grp;
 	unsigned long id;
 
-	guard(mutex)(&kvmai_lock);
-	kvmai_closing = true;
-	xa_for_each(&kvmai_groups, id, grp) {
-		kvmai_group_disable(grp);
-		kvmai_notify(grp, KVMAI_CMD_GROUP_DELETE_NTF);
-		kvmai_group_del(grp);
+	scoped_guard(mutex, &kvmai_lock) {
+		kvmai_closing = true;
+		xa_for_each(&kvmai_groups, id, grp) {
+			kvmai_group_disable(grp);
+			kvmai_group_delete_ntf(grp);
+			kvmai_group_del(grp);
+		}
 	}
+	cancel_delayed_work_sync(&kvmai_ats_work);
 }

@@ -4,17 +4,16 @@
  * leaving vfio-pci or the bus (PCI bus notifier), the owning netlink
  * socket closing (netlink notifier; a VMM killed by SIGKILL included), and,
  * on kernels with the kvm-ai series, a user opening or closing a member
- * (vfio), and who that user is.
+ * (vfio).
  */
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/vfio.h>
-#ifdef KVMAI_HAVE_VFIO_NOTIFY
-#include <linux/vfio_pci_core.h>
-#endif
 
-#include "kvmai.h"
+#include "group.h"
+#include "notify.h"
+#include "pmu.h"
 
 /* Called by the driver core with the device lock held (see lock order). */
 static int kvmai_pci_notify(struct notifier_block *nb, unsigned long action, void *data)
@@ -72,22 +71,6 @@ static int kvmai_vfio_notify(struct notifier_block *nb, unsigned long event, voi
 	else if (event == VFIO_DEVICE_NOTIFY_CLOSE)
 		kvmai_groups_device_closed(to_pci_dev(vdev->dev));
 	return NOTIFY_DONE;
-}
-
-/*
- * Who holds @pdev open: an opaque cookie (the KVM it was opened for, else
- * iommufd context or container), NULL if nobody.  @pdev must be bound to a
- * vfio-pci driver, checked under kvmai_lock: its unbind then waits for
- * kvmai_lock in the bus notifier, so the vfio_pci_core_device, which every
- * such driver keeps as its drvdata, stays valid while the caller holds the
- * lock.
- */
-const void *kvmai_vfio_user(struct pci_dev *pdev)
-{
-	struct vfio_pci_core_device *core = dev_get_drvdata(&pdev->dev);
-
-	lockdep_assert_held(&kvmai_lock);
-	return core ? vfio_device_user(&core->vdev) : NULL;
 }
 
 static struct notifier_block kvmai_vfio_nb = {

@@ -23,12 +23,23 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpumask.h>
+#include <linux/netlink.h>
 #include <linux/pid.h>
 #include <linux/sched.h>
 #include <linux/topology.h>
 #include <linux/workqueue.h>
 
+/*
+ * The kernel's uncore registry; on kernels without it the series' header
+ * from compat/asm/, whose stubs offer nothing (test builds load the
+ * registry itself as a module, Kbuild).
+ */
+#include <asm/uncore_guest.h>
+
 #include "kvmai.h"
+#include "counters.h"
+#include "netlink.h"
+#include "pmu.h"
 
 static LIST_HEAD(kvmai_pmu_vms);
 /* How many are on it; at most KVMAI_MAX_PMU_VMS. */
@@ -165,7 +176,7 @@ static void kvmai_pmu_revoke_work(struct work_struct *work)
 			changed = true;
 		}
 		if (changed) {
-			kvmai_pmu_notify(pvm);
+			kvmai_pmu_change_ntf(pvm);
 			kvmai_pmu_vm_put_empty(pvm);
 		}
 	}
@@ -379,7 +390,7 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 		pvm->core = true;
 		pr_info("vm %s: owns the core PMU\n", pvm->vm);
 	}
-	kvmai_pmu_notify(pvm);
+	kvmai_pmu_change_ntf(pvm);
 	return pvm;
 
 err:
@@ -398,6 +409,23 @@ err:
 			pvm->has_cpus = false;
 	}
 	return ERR_PTR(ret);
+}
+
+/* Everything @pvm owns goes back to the host; monitors hear of it. */
+static void kvmai_pmu_vm_release_all(struct kvmai_pmu_vm *pvm, const char *why)
+{
+	struct kvmai_pmu_unit *unit, *tmp;
+
+	lockdep_assert_held(&kvmai_lock);
+	pr_info("vm %s: PMU resources %s\n", pvm->vm, why);
+	list_for_each_entry_safe(unit, tmp, &pvm->units, node)
+		kvmai_pmu_unit_free(unit);
+	if (pvm->core) {
+		kvmai_pmu_core_unfence(&pvm->core_fence);
+		pvm->core = false;
+	}
+	kvmai_pmu_change_ntf(pvm);
+	kvmai_pmu_vm_free(pvm);
 }
 
 /**
@@ -441,26 +469,9 @@ int kvmai_pmu_release(struct kvmai_pmu_vm *pvm, bool core, const char *const *un
 		pvm->core = false;
 		pr_info("vm %s: core PMU released\n", pvm->vm);
 	}
-	kvmai_pmu_notify(pvm);
+	kvmai_pmu_change_ntf(pvm);
 	kvmai_pmu_vm_put_empty(pvm);
 	return 0;
-}
-
-/* Everything @pvm owns goes back to the host; monitors hear of it. */
-void kvmai_pmu_vm_release_all(struct kvmai_pmu_vm *pvm, const char *why)
-{
-	struct kvmai_pmu_unit *unit, *tmp;
-
-	lockdep_assert_held(&kvmai_lock);
-	pr_info("vm %s: PMU resources %s\n", pvm->vm, why);
-	list_for_each_entry_safe(unit, tmp, &pvm->units, node)
-		kvmai_pmu_unit_free(unit);
-	if (pvm->core) {
-		kvmai_pmu_core_unfence(&pvm->core_fence);
-		pvm->core = false;
-	}
-	kvmai_pmu_notify(pvm);
-	kvmai_pmu_vm_free(pvm);
 }
 
 void kvmai_pmu_release_owner(struct net *net, u32 portid)

@@ -6,10 +6,11 @@
  * patch series.  Without them the module cannot fence or see host events,
  * so it refuses to record an ownership it could not honour.
  */
+#include <linux/netlink.h>
 #include <linux/string.h>
-#include <net/genetlink.h>
 
-#include "kvmai.h"
+#include "pmu_core.h"
+#include "testing.h"
 
 #ifdef KVMAI_HAVE_PERF_GUEST_OWNER
 #include <linux/perf/guest_owner.h>
@@ -47,9 +48,7 @@ int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack 
 	int ret;
 
 	/* Test builds: the mock provider stands in for KVM while it is loaded. */
-	if (kvmai_test_core_fence(&ret)) {
-		fence->mock = !ret;
-	} else {
+	if (!kvmai_test_core_fence(fence, &ret)) {
 		ret = kvm_mediated_pmu_fence(&fence->kvm);
 		/* Without a mediated vPMU no guest could use what the fence keeps. */
 		if (ret == -EOPNOTSUPP)
@@ -63,12 +62,9 @@ int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack 
 
 void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 {
-	if (fence->mock) {
-		kvmai_test_core_unfence();
-		fence->mock = false;
-	} else {
+	/* Test builds: a fence the mock gave goes back to the mock. */
+	if (!kvmai_test_core_unfence(fence))
 		kvm_mediated_pmu_unfence(&fence->kvm);
-	}
 }
 #else
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack)
@@ -80,51 +76,5 @@ int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack 
 
 void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 {
-}
-#endif
-
-#ifdef KVMAI_HAVE_PERF_GUEST_OWNER
-static int kvmai_fill_conflict(const struct perf_guest_conflict *c, void *data)
-{
-	struct sk_buff *msg = data;
-	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_HOST_CONFLICT);
-
-	/*
-	 * Full (the NMI watchdog on a very large host): the list stops, the
-	 * count of include-guest events still tells how many there are.
-	 */
-	if (!nest)
-		return 1;
-	if (nla_put_string(msg, KVMAI_A_CONFLICT_PMU, c->pmu) ||
-	    nla_put_u32(msg, KVMAI_A_CONFLICT_CPU, c->cpu) ||
-	    nla_put_u32(msg, KVMAI_A_CONFLICT_PID, c->pid) ||
-	    nla_put_string(msg, KVMAI_A_CONFLICT_COMM, c->comm) ||
-	    nla_put_u64_64bit(msg, KVMAI_A_CONFLICT_CONFIG, c->config, KVMAI_A_CONFLICT_PAD)) {
-		nla_nest_cancel(msg, nest);
-		return 1;
-	}
-	nla_nest_end(msg, nest);
-	return 0;
-}
-
-int kvmai_pmu_core_fill(struct sk_buff *msg)
-{
-	struct perf_guest_core_info info;
-	int ret;
-
-	perf_guest_core_info(&info);
-	if ((info.capable && nla_put_flag(msg, KVMAI_A_PMU_HOST_CORE_CAPABLE)) ||
-	    nla_put_u32(msg, KVMAI_A_PMU_HOST_CORE_FENCES, info.nr_fences) ||
-	    nla_put_u32(msg, KVMAI_A_PMU_HOST_CORE_INCLUDE_GUEST_EVENTS,
-			info.nr_include_guest_events))
-		return -EMSGSIZE;
-	ret = perf_guest_core_for_each_conflict(kvmai_fill_conflict, msg);
-	return ret < 0 ? ret : 0;
-}
-#else
-/* Nothing known: the attributes are left out rather than made up. */
-int kvmai_pmu_core_fill(struct sk_buff *msg)
-{
-	return 0;
 }
 #endif

@@ -20,7 +20,7 @@
 
 #include <uapi/linux/kvmai_dev.h>
 
-#include "kvmai.h"
+#include "pmu.h"
 
 static_assert(KVMAI_DEV_VM_LEN == KVMAI_VM_LEN);
 static_assert(KVMAI_DEV_UNIT_LEN == KVMAI_UNIT_LEN);

@@ -16,6 +16,9 @@
 #include <linux/slab.h>
 
 #include "kvmai.h"
+#include "acs.h"
+#include "ats.h"
+#include "topo.h"
 
 /* Far more than an 8-GPU host has below its host bridges. */
 #define KVMAI_TOPO_MAX 512
@@ -66,8 +69,18 @@ static struct pci_dev *kvmai_bus_bridge(struct pci_bus *bus)
 	return bus->self;
 }
 
+static bool kvmai_topo_member(struct pci_dev *const *members, unsigned int nmembers,
+			      struct pci_dev *pdev)
+{
+	for (unsigned int i = 0; i < nmembers; i++)
+		if (members[i] == pdev)
+			return true;
+	return false;
+}
+
 /* Every function below host bridge @root (node @hb), parents first. */
-static int kvmai_topo_add_root(struct kvmai_topo *topo, struct kvmai_group *grp, int hb)
+static int kvmai_topo_add_root(struct kvmai_topo *topo, struct pci_dev *const *members,
+			       unsigned int nmembers, int hb)
 {
 	struct pci_bus *root = topo->buses[hb];
 	struct pci_dev *pdev = NULL, *bridge;
@@ -93,7 +106,7 @@ static int kvmai_topo_add_root(struct kvmai_topo *topo, struct kvmai_group *grp,
 		bridge = kvmai_bus_bridge(pdev->bus);
 		node->parent = bridge ? kvmai_topo_index(topo, bridge) : hb;
 		node->type = kvmai_node_type(pdev);
-		node->member = !!kvmai_group_member(grp, pdev);
+		node->member = kvmai_topo_member(members, nmembers, pdev);
 		node->ats = kvmai_ats_on(pdev);
 		node->has_acs = pdev->acs_cap && node->type != KVMAI_NODE_ENDPOINT;
 		if (!node->has_acs)
@@ -106,9 +119,13 @@ static int kvmai_topo_add_root(struct kvmai_topo *topo, struct kvmai_group *grp,
 	return 0;
 }
 
-int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo)
+/*
+ * The topology around @members: every function below the host bridges
+ * that hold one of them, each marked as member or not.
+ */
+int kvmai_topo_build(struct pci_dev *const *members, unsigned int nmembers,
+		     struct kvmai_topo *topo)
 {
-	struct kvmai_member *m;
 	int ret = 0;
 
 	lockdep_assert_held(&kvmai_lock);
@@ -121,8 +138,8 @@ int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo)
 		return -ENOMEM;
 	}
 
-	list_for_each_entry(m, &grp->members, node) {
-		struct pci_bus *root = kvmai_root_bus(m->pdev->bus);
+	for (unsigned int i = 0; i < nmembers; i++) {
+		struct pci_bus *root = kvmai_root_bus(members[i]->bus);
 
 		if (kvmai_topo_root_index(topo, root) >= 0)
 			continue;
@@ -134,7 +151,7 @@ int kvmai_topo_build(struct kvmai_group *grp, struct kvmai_topo *topo)
 		topo->nodes[topo->n] = (struct kvmai_node){ .parent = -1,
 							    .type = KVMAI_NODE_HOST_BRIDGE };
 		topo->buses[topo->n] = root;
-		ret = kvmai_topo_add_root(topo, grp, topo->n++);
+		ret = kvmai_topo_add_root(topo, members, nmembers, topo->n++);
 		if (ret)
 			break;
 	}

@@ -147,7 +147,7 @@ check_contents() {
 		include/uapi/linux/kvmai.h; do
 		grep -qxF "/usr/src/kvmai-$ver/$f" <<<"$list" || missing+=("$f")
 	done
-	extra=$(grep -E "^/usr/src/kvmai-$ver/(mock/|test\.c$|compat/uncore_guest(\.c|_module\.h)$|.*\.(o|ko|mod|mod\.c|cmd)$)" <<<"$list" || true)
+	extra=$(grep -E "^/usr/src/kvmai-$ver/(testing/|.*uncore_guest(\.c|_module\.h)$|.*\.(o|ko|mod|mod\.c|cmd)$)" <<<"$list" || true)
 	if [ ${#missing[@]} -gt 0 ]; then
 		fail contents-kvmai-dkms "missing ${missing[*]}"
 	elif [ -n "$extra" ]; then

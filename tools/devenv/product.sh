@@ -9,6 +9,10 @@
 #   product.sh     one line per check, "product: NAME: ok" or "product:
 #                  NAME: FAILED (why)"; exit status 1 if any failed
 #
+# Besides what the product holds, its shape: the module's files call each
+# other in no cycle but the two kmod/main.c describes (kmod-graph.py, on
+# the objects of both builds).
+#
 # The arm64 module is cross-built (gcc-aarch64-linux-gnu, 'make deps')
 # against the cache's mainline source configured for arm64 with VFIO, in
 # $CACHE/linux-arm64 (made once: defconfig and modules_prepare, under a
@@ -30,9 +34,9 @@ fail() {
 	failed=1
 }
 
-# The module parameters test.c defines, by name.
+# The module parameters testing/test.c defines, by name.
 test_params() {
-	sed -n 's/^module_param[a-z_]*(\([a-z_0-9]*\),.*/\1/p' "$top/kmod/test.c"
+	sed -n 's/^module_param[a-z_]*(\([a-z_0-9]*\),.*/\1/p' "$top/kmod/testing/test.c"
 }
 
 # check_module NAME KO: no test-only parameter, symbol or dependency.
@@ -80,10 +84,11 @@ else
 	else
 		ok x86-only-kvmai
 	fi
+	"$top/tools/devenv/kmod-graph.py" --name kmod-cycles "$top/kmod" || failed=1
 fi
 
 # git holds one copy of the series' registry: the patch.
-copies=$(cd "$top" && git ls-files 'kmod/compat/*uncore_guest.[ch]' 'kmod/compat/asm/*')
+copies=$(cd "$top" && git ls-files 'kmod/*uncore_guest.[ch]' 'kmod/compat/asm/*')
 if [ -n "$copies" ]; then
 	fail registry-one-copy "copies of the series' files in git: $copies"
 else
@@ -120,6 +125,8 @@ else
 		if file "$scratch/kvmai.ko" | grep -q 'ARM aarch64'; then
 			ok arm64-build
 			check_module arm64 "$scratch/kvmai.ko"
+			NM=${CROSS}nm "$top/tools/devenv/kmod-graph.py" --name arm64-kmod-cycles \
+				"$scratch" || failed=1
 		else
 			fail arm64-build "$(file "$scratch/kvmai.ko")"
 		fi

@@ -6,8 +6,17 @@
 #include <linux/pid.h>
 #include <net/genetlink.h>
 
+#include <asm/uncore_guest.h>
+
 #include "kvmai.h"
 #include "kvmai_nl.h"
+#include "netlink.h"
+#include "netlink_priv.h"
+#include "pmu.h"
+
+#ifdef KVMAI_HAVE_PERF_GUEST_OWNER
+#include <linux/perf/guest_owner.h>
+#endif
 
 static int kvmai_fill_ranges(struct sk_buff *msg, struct uncore_guest_res *res)
 {
@@ -142,7 +151,7 @@ static int kvmai_fill_pmu_obj(struct sk_buff *msg, void *pvm)
 	return kvmai_fill_pmu(msg, pvm);
 }
 
-void kvmai_pmu_notify(struct kvmai_pmu_vm *pvm)
+void kvmai_pmu_change_ntf(struct kvmai_pmu_vm *pvm)
 {
 	lockdep_assert_held(&kvmai_lock);
 	kvmai_multicast(kvmai_msg(KVMAI_PMU_MSG_SIZE, 0, 0, KVMAI_CMD_PMU_CHANGE_NTF,
@@ -173,6 +182,57 @@ static int kvmai_fill_host_unit(const struct uncore_guest_unit_info *u, void *da
 	return 0;
 }
 
+/*
+ * pmu-host-get's core PMU part, as perf sees it (kernels with the kvm-ai
+ * series): whether VMs can have it, the fences held, and the host events
+ * that count in guests.
+ */
+#ifdef KVMAI_HAVE_PERF_GUEST_OWNER
+static int kvmai_fill_conflict(const struct perf_guest_conflict *c, void *data)
+{
+	struct sk_buff *msg = data;
+	struct nlattr *nest = nla_nest_start(msg, KVMAI_A_PMU_HOST_CONFLICT);
+
+	/*
+	 * Full (the NMI watchdog on a very large host): the list stops, the
+	 * count of include-guest events still tells how many there are.
+	 */
+	if (!nest)
+		return 1;
+	if (nla_put_string(msg, KVMAI_A_CONFLICT_PMU, c->pmu) ||
+	    nla_put_u32(msg, KVMAI_A_CONFLICT_CPU, c->cpu) ||
+	    nla_put_u32(msg, KVMAI_A_CONFLICT_PID, c->pid) ||
+	    nla_put_string(msg, KVMAI_A_CONFLICT_COMM, c->comm) ||
+	    nla_put_u64_64bit(msg, KVMAI_A_CONFLICT_CONFIG, c->config, KVMAI_A_CONFLICT_PAD)) {
+		nla_nest_cancel(msg, nest);
+		return 1;
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int kvmai_fill_core(struct sk_buff *msg)
+{
+	struct perf_guest_core_info info;
+	int ret;
+
+	perf_guest_core_info(&info);
+	if ((info.capable && nla_put_flag(msg, KVMAI_A_PMU_HOST_CORE_CAPABLE)) ||
+	    nla_put_u32(msg, KVMAI_A_PMU_HOST_CORE_FENCES, info.nr_fences) ||
+	    nla_put_u32(msg, KVMAI_A_PMU_HOST_CORE_INCLUDE_GUEST_EVENTS,
+			info.nr_include_guest_events))
+		return -EMSGSIZE;
+	ret = perf_guest_core_for_each_conflict(kvmai_fill_conflict, msg);
+	return ret < 0 ? ret : 0;
+}
+#else
+/* Nothing known: the attributes are left out rather than made up. */
+static int kvmai_fill_core(struct sk_buff *msg)
+{
+	return 0;
+}
+#endif
+
 int kvmai_nl_pmu_host_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
@@ -191,7 +251,7 @@ int kvmai_nl_pmu_host_get_doit(struct sk_buff *skb, struct genl_info *info)
 	scoped_guard(mutex, &kvmai_lock) {
 		ret = uncore_guest_list_units(kvmai_fill_host_unit, msg);
 		if (!ret)
-			ret = kvmai_pmu_core_fill(msg);
+			ret = kvmai_fill_core(msg);
 	}
 	if (ret) {
 		nlmsg_free(msg);

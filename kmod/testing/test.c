@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kvmai - fault injection for the selftests.  Built only with
+ * kvmai - fault injection for the selftests, and the mock provider's core
+ * fence standing in for KVM's: the hooks of ../testing.h.  Built only with
  * 'make KVMAI_TEST=y' (the project's own build); packages never have it,
  * as upstream compiles iommufd's selftest.c only with CONFIG_IOMMUFD_TEST.
  */
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/list.h>
 #include <linux/sysfs.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -15,8 +17,9 @@
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
-#include "kvmai.h"
-#include "mock/kvmai_mock.h"
+#include "../kvmai.h"
+#include "../testing.h"
+#include "kvmai_mock.h"
 
 static unsigned int unload_delay_ms;
 module_param(unload_delay_ms, uint, 0600);
@@ -79,31 +82,58 @@ bool kvmai_test_acs_quirk(struct pci_dev *pdev)
 /*
  * The emulated host's KVM has no mediated vPMU, so it refuses the core
  * fence: while kvmai_mock_pmu is loaded, its fence stands in for KVM's.
- * The mock stays pinned while a fence of it is held.  False (nothing done)
- * when the mock is not loaded.
+ * The fences it gave, by the VM record holding them (under kvmai_lock, as
+ * every fence); the mock stays pinned while one is held.
  */
-bool kvmai_test_core_fence(int *ret)
-{
-	typeof(kvmai_mock_core_fence) *fence = symbol_get(kvmai_mock_core_fence);
+struct kvmai_test_fence {
+	struct list_head node;
+	const struct kvmai_core_fence *fence;
+};
 
-	if (!fence)
+static LIST_HEAD(kvmai_test_fences);
+
+/* False (nothing done) when the mock is not loaded. */
+bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret)
+{
+	typeof(kvmai_mock_core_fence) *fence_fn = symbol_get(kvmai_mock_core_fence);
+	struct kvmai_test_fence *tf;
+
+	lockdep_assert_held(&kvmai_lock);
+	if (!fence_fn)
 		return false;
-	*ret = fence();
-	if (*ret)
+	tf = kzalloc_obj(*tf);
+	*ret = tf ? fence_fn() : -ENOMEM;
+	if (*ret) {
+		kfree(tf);
 		symbol_put(kvmai_mock_core_fence);
+		return true;
+	}
+	tf->fence = fence;
+	list_add(&tf->node, &kvmai_test_fences);
 	return true;
 }
 
-/* Drop a fence kvmai_test_core_fence() took, and the mock's pin. */
-void kvmai_test_core_unfence(void)
+/* Give back @fence if the mock gave it, and drop the mock's pin: true then. */
+bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence)
 {
-	typeof(kvmai_mock_core_unfence) *unfence = symbol_get(kvmai_mock_core_unfence);
+	typeof(kvmai_mock_core_unfence) *unfence;
+	struct kvmai_test_fence *tf;
 
+	lockdep_assert_held(&kvmai_lock);
+	list_for_each_entry(tf, &kvmai_test_fences, node)
+		if (tf->fence == fence)
+			break;
+	if (list_entry_is_head(tf, &kvmai_test_fences, node))
+		return false;
+	list_del(&tf->node);
+	kfree(tf);
+	unfence = symbol_get(kvmai_mock_core_unfence);
 	if (!WARN_ON_ONCE(!unfence)) {
 		unfence();
 		symbol_put(kvmai_mock_core_unfence);
 	}
 	symbol_put(kvmai_mock_core_fence);
+	return true;
 }
 
 #ifdef KVMAI_HAVE_ACS_OVERRIDE

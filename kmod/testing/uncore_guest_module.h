@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What makes compat/uncore_guest.c a module of its own on kernels without
+ * What makes testing/uncore_guest.c a module of its own on kernels without
  * the series.  In the series the file is built in and carries no module
  * information; the copy here stays byte for byte the same, so kbuild adds
  * this header to that one object only (Kbuild).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What test builds of kvmai take from kvmai_mock_pmu while it is loaded
- * (kmod/test.c, through symbol_get(), so that kvmai does not depend on it).
+ * (test.c, through symbol_get(), so that kvmai does not depend on it).
  */
 #ifndef _KVMAI_MOCK_H
 #define _KVMAI_MOCK_H
