@@ -115,6 +115,18 @@ static void domstate(const char *dom, char *state, size_t len)
 	state[strcspn(state, "\n")] = 0;
 }
 
+/*
+ * libvirtd answers before it has reconnected to the domains it found
+ * running: each reconnect, the hook's included, runs in a thread of its
+ * own under a domain job.  A monitor command needs a job too, so it
+ * returns only once the reconnect, and with it the hook, is over.
+ */
+static int reconnected(const char *dom, char *out, size_t len)
+{
+	return virsh(out, len, "qemu-monitor-command %s '{\"execute\":\"query-status\"}'",
+		     dom);
+}
+
 /* Whether lspci shows DirectTrans+ in the ACS control of @bdf. */
 static int lspci_dt(const char *bdf)
 {
@@ -408,7 +420,17 @@ TEST_F_TIMEOUT(libvirt, libvirtd_restart_reconnects_lost_state, 300)
 	EXPECT_EQ(0, snap_diff(&self->before, &later, diff, sizeof(diff)))
 		TH_LOG("the unload left:%s", diff);
 
+	/*
+	 * QEMU busy when libvirtd comes back: libvirt's reconnect waits on
+	 * the monitor with the domain unlocked, so virsh already answers
+	 * while the hook has not run yet.  Before the test waited for the
+	 * reconnect, this failed every time; CI had hit it by chance.
+	 */
+	ASSERT_EQ(0, kill(pid, SIGSTOP));
+	ASSERT_EQ(0, system("(sleep 5; kill -CONT $(cat /run/libvirt/qemu/vm1.pid)) "
+			    ">/dev/null 2>&1 &"));
 	ASSERT_EQ(0, libvirtd_up());
+	ASSERT_EQ(0, reconnected("vm1", self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	domstate("vm1", state, sizeof(state));
 	EXPECT_STREQ("running", state);
 	EXPECT_EQ(pid, qemu_pid("vm1"));
