@@ -68,14 +68,14 @@ selftests:
 vm-payload: kmod-test tools selftests
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
-		 $(BUILD)/vm-payload/guest
+		 $(BUILD)/vm-payload/l2
 	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/testing/kvmai_mock_pmu.ko \
 	   $(KMOD_TEST)/testing/kvmai_mock_vfbus.ko \
 	   $(wildcard $(KMOD_TEST)/testing/kvmai_mock_counters.ko $(KMOD_TEST)/testing/uncore_guest.ko) \
 	   $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \
 	   $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
-	cp $(BUILD)/selftests/guest/* $(BUILD)/vm-payload/guest/
+	cp $(BUILD)/selftests/l2/* $(BUILD)/vm-payload/l2/
 	find $(BUILD)/selftests -maxdepth 1 -type f -exec cp {} $(BUILD)/vm-payload/selftests/ \;
 	cp $(BUILD)/selftests/bench/* $(BUILD)/vm-payload/bench/
 	mkdir -p $(BUILD)/vm-payload/testdata

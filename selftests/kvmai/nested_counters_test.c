@@ -8,12 +8,12 @@
  * rates the test-only mock provider generates; read loops in L2 must leave
  * no I/O or MMIO exit in L1's KVM statistics through the mapping, and two
  * per read through ports 0xcf8/0xcfc; revocation must reach kvmaistat.
- * The L2 side is vmhost/scenarios/l2-counters.sh.
+ * The L2 side is vmhost/l2/counters.sh.
  *
  * A guest store to the read-only BAR0 must be dropped with the VM running
  * on: that takes kvm-ai's QEMU patches (patches/qemu/; Debian's QEMU ends
  * the VM), which vmhost.py --kvmai-qemu puts in the emulated host.  The
- * L2 side is vmhost/scenarios/l2-ctr-write.sh.
+ * L2 side is vmhost/l2/ctr-write.sh.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -164,7 +164,7 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	int status = -1, samples = 0;
 	const char *p;
 
-	start_l2(_metadata, self, "-s l2-counters", "");
+	start_l2(_metadata, self, "-s counters", "");
 
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
@@ -244,7 +244,7 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK))
 		TH_LOG("no kvm-ai QEMU at " KVMAI_QEMU " (make qemu; vmhost.py --kvmai-qemu)");
 	/* -d guest_errors: QEMU says what it dropped, on its stderr (qemu.log). */
-	start_l2(_metadata, self, "-q " KVMAI_QEMU " -s l2-ctr-write", "-d guest_errors");
+	start_l2(_metadata, self, "-q " KVMAI_QEMU " -s ctr-write", "-d guest_errors");
 	for (int waited = 0; waited < 2500 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!begun && results_have("KVMAI-CTR begin write")) {
 			kt_exits_now(&w0);

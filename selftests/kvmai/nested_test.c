@@ -23,7 +23,7 @@ struct l2_dev {
 	char path[256];	/* below /sys/devices */
 };
 
-/* The l2-probe scenario's lines into @devs; returns how many. */
+/* The L2 probe scenario's lines into @devs; returns how many. */
 static int parse_probe(char *out, struct l2_dev *devs, int max)
 {
 	char *line, *save;
@@ -52,7 +52,7 @@ static const struct l2_dev *find_id(const struct l2_dev *devs, int n, const char
 	return found;
 }
 
-/* The vendor:device of a host device, as l2-probe prints it. */
+/* The vendor:device of a host device, as L2's probe scenario prints it. */
 static int host_id(const char *bdf, char *buf, size_t len)
 {
 	uint16_t ven, dev;
@@ -110,7 +110,7 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 	ASSERT_EQ(0, pci_bind(nic->bdf, "vfio-pci"));
 
 	snprintf(cmd, sizeof(cmd),
-		 "l2-run -s l2-probe -w /tmp/l2-nested_test -- "
+		 "l2-run -s probe -w /tmp/l2-nested_test -- "
 		 "-device pxb-pcie,id=pxb1,bus_nr=0x40,numa_node=1,bus=pcie.0 "
 		 "-device pcie-root-port,id=rp0,bus=pxb1,chassis=1,slot=0 "
 		 "-device x3130-upstream,id=up0,bus=rp0 "
@@ -267,7 +267,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	ASSERT_EQ(0, run_capture(cmd, xml, sizeof(xml))) TH_LOG("%s", xml);
 	snprintf(cmd, sizeof(cmd),
 		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256) && "
-		 "l2-run -M -s l2-topo -w /tmp/l2-plan -- $plan 2>&1",
+		 "l2-run -M -s topo -w /tmp/l2-plan -- $plan 2>&1",
 		 host[0], host[1], host[2], host[3]);
 	rc = run_capture(cmd, l2, sizeof(l2));
 	for (int i = 0; i < 4; i++)
@@ -290,7 +290,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		}
 	}
 
-	/* l2-topo prints what l2-probe does after the JSON. */
+	/* topo prints what probe does after the JSON. */
 	nd = parse_probe(l2, devs, 64);
 	nl = parse_nccl(xml, leaves, 16);
 	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
@@ -407,7 +407,7 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 
 	if (access(L2_SHARE, F_OK))
 		SKIP(return, "emulated host booted without vmhost.py --nested");
-	rc = run_capture("l2-run -c 2 -n 1 -s l2-selftests -a kvmai.selftests=pmu_test "
+	rc = run_capture("l2-run -c 2 -n 1 -s selftests -a kvmai.selftests=pmu_test "
 			 "-w /tmp/l2-pmu 2>&1", out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("l2-run or pmu_test in L2 failed:\n%s",
 				commented(out, log, sizeof(log)));

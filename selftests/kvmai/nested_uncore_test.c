@@ -13,15 +13,15 @@
  * log no refused MSR access and no fault; the same guest started without
  * the units must have no such PMU, and a QEMU given another file where a
  * handle should be must not start.  TCG has no PMU: the counts are 0.
- * The L2 side is vmhost/scenarios/l2-uncore.sh.
+ * The L2 side is vmhost/l2/uncore.sh.
  *
  * And the reads a monitoring agent in such a guest makes of an attached
  * counter MSR (RDMSR through /dev/cpu/0/msr) must leave no exit in L1's
  * KVM statistics, and cost one exit each, without a fault, once the host
  * released the unit under the running guest.  The L2 side is
- * vmhost/scenarios/l2-uncore-reads.sh.  And a guest whose perf counts on
+ * vmhost/l2/uncore-reads.sh.  And a guest whose perf counts on
  * the unit when the host releases it must not fault either
- * (vmhost/scenarios/l2-uncore-revoke.sh).
+ * (vmhost/l2/uncore-revoke.sh).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -50,7 +50,7 @@
  * allows it under KVM whatever the host CPU has.
  */
 #define L2_WORK "/tmp/l2-uncore"
-#define L2_ARGS "-w " L2_WORK " -q " KVMAI_QEMU " -s l2-uncore -a no-kvmapf -C host,+topoext"
+#define L2_ARGS "-w " L2_WORK " -q " KVMAI_QEMU " -s uncore -a no-kvmapf -C host,+topoext"
 /*
  * The VMM as an operator starts it: holding the handles, as nobody, in
  * group kvm for /dev/kvm (the emulated host's /init gives it that group,
@@ -331,7 +331,7 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 	static char out[65536];
 	int status = -1;
 
-	start_l2_attached(_metadata, self, READS_WORK, "l2-uncore-reads");
+	start_l2_attached(_metadata, self, READS_WORK, "uncore-reads");
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!none && reads_announced("KVMAI-UNCORE begin none")) {
@@ -386,7 +386,7 @@ TEST_F_TIMEOUT(l2unc, guest_perf_survives_revocation, 600)
 	bool released = false;
 	int status = -1;
 
-	start_l2_attached(_metadata, self, REVOKE_WORK, "l2-uncore-revoke");
+	start_l2_attached(_metadata, self, REVOKE_WORK, "uncore-revoke");
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!released && kt_file_has(REVOKE_WORK "/results.log", "KVMAI-UNCORE revoke-now"))
 			released = release_l2(_metadata, self);

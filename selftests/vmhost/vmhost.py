@@ -361,8 +361,8 @@ def build_nested(kernel, base, cfg, kvmai_qemu=None):
     """What the emulated host needs to run guests of its own (L2, under KVM on
     nested SVM), cached by content: Debian's QEMU with its libraries and the
     firmware it loads, and the kernel and base initramfs L2 boots, the same as
-    the emulated host's, so that an L2 guest runs the same /init and scenarios
-    (guest/l2-run adds the run's payload).  With kvmai_qemu, also that QEMU
+    the emulated host's, so that an L2 guest runs the same /init (guest/l2-run
+    adds the run's payload).  With kvmai_qemu, also that QEMU
     (kvm-ai's patches, tools/devenv/qemu.sh) as
     /usr/libexec/kvmai/qemu-system-x86_64, for the tests that need it.  L2
     also gets Debian's perf (linux-perf), in an initramfs part of its own
@@ -473,6 +473,7 @@ def build_payload(payload_dir, devmap, out):
         (root / "etc/group").write_text("root:x:0:\nkvm:x:108:\nnogroup:x:65534:\n")
         shutil.copytree(HERE / "guest", root / "kvmai/vmhost")
         shutil.copytree(HERE / "scenarios", root / "kvmai/scenarios")
+        shutil.copytree(HERE / "l2", root / "kvmai/l2", ignore=shutil.ignore_patterns("*.c"))
         elves = []
         if payload_dir:
             # Symlinks stay symlinks: recorded sysfs trees are made of them.
