@@ -267,7 +267,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	ASSERT_EQ(0, run_capture(cmd, xml, sizeof(xml))) TH_LOG("%s", xml);
 	snprintf(cmd, sizeof(cmd),
 		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256) && "
-		 "l2-run -M -s topo -w /tmp/l2-plan -- $plan 2>&1",
+		 "l2-run -s topo -w /tmp/l2-plan -- $plan 2>&1",
 		 host[0], host[1], host[2], host[3]);
 	rc = run_capture(cmd, l2, sizeof(l2));
 	for (int i = 0; i < 4; i++)
@@ -407,8 +407,8 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 
 	if (access(L2_SHARE, F_OK))
 		SKIP(return, "emulated host booted without vmhost.py --nested");
-	rc = run_capture("l2-run -c 2 -n 1 -s selftests -a kvmai.selftests=pmu_test "
-			 "-w /tmp/l2-pmu 2>&1", out, sizeof(out));
+	rc = run_capture("l2-run -s selftests -a kvmai.selftests=pmu_test -w /tmp/l2-pmu "
+			 "-- -smp 2,sockets=1,cores=2,threads=1 -m 512M 2>&1", out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("l2-run or pmu_test in L2 failed:\n%s",
 				commented(out, log, sizeof(log)));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

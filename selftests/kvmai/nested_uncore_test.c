@@ -50,7 +50,8 @@
  * allows it under KVM whatever the host CPU has.
  */
 #define L2_WORK "/tmp/l2-uncore"
-#define L2_ARGS "-w " L2_WORK " -q " KVMAI_QEMU " -s uncore -a no-kvmapf -C host,+topoext"
+#define L2_ARGS "-w " L2_WORK " -s uncore -a no-kvmapf"
+#define L2_CPU "-cpu host,+topoext"
 /*
  * The VMM as an operator starts it: holding the handles, as nobody, in
  * group kvm for /dev/kvm (the emulated host's /init gives it that group,
@@ -186,9 +187,9 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 
 	ASSERT_EQ(0, vmm_owns(L2_WORK));
 	rc = kt_sh(self->out, sizeof(self->out),
-		   "l2-run " L2_ARGS " -A kvm,uncore-fds=3:4"
-		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		   " -x '" PMU_EXEC "'", self->cpus);
+		   "l2-run " L2_ARGS " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		   " -q '" PMU_EXEC " " KVMAI_QEMU "' -- -accel kvm,uncore-fds=3:4 " L2_CPU,
+		   self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
 	/* QEMU, not root, made its console log. */
@@ -214,7 +215,8 @@ TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
 	uint64_t ctl;
 	int rc;
 
-	rc = kt_sh(self->out, sizeof(self->out), "l2-run " L2_ARGS);
+	rc = kt_sh(self->out, sizeof(self->out),
+		   "l2-run " L2_ARGS " -q " KVMAI_QEMU " -- " L2_CPU);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE pmu "));
@@ -235,8 +237,9 @@ TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
 	int rc;
 
 	rc = kt_sh(self->out, sizeof(self->out),
-		   "exec 3</dev/null; l2-run " L2_ARGS " -A kvm,uncore-fds=3"
-		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'", self->cpus);
+		   "exec 3</dev/null; l2-run " L2_ARGS " -q " KVMAI_QEMU
+		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		   " -- -accel kvm,uncore-fds=3 " L2_CPU, self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	EXPECT_EQ(3, rc);
 	EXPECT_TRUE(has(self->out, "uncore-fds: cannot attach descriptor 3: Invalid argument"));
@@ -256,9 +259,10 @@ static void start_l2_attached(struct __test_metadata *_metadata, FIXTURE_DATA(l2
 
 	ASSERT_EQ(0, vmm_owns(work));
 	snprintf(cmd, sizeof(cmd),
-		 "l2-run -w %s -q " KVMAI_QEMU " -s %s -a no-kvmapf -C host,+topoext"
-		 " -A kvm,uncore-fds=3:4 -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		 " -x '" PMU_EXEC "' > %s.out 2>&1",
+		 "l2-run -w %s -s %s -a no-kvmapf"
+		 " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+		 " -q '" PMU_EXEC " " KVMAI_QEMU "' -- -accel kvm,uncore-fds=3:4 " L2_CPU
+		 " > %s.out 2>&1",
 		 work, scenario, self->cpus, work);
 	self->l2 = fork();
 	ASSERT_LE(0, self->l2);
