@@ -12,15 +12,15 @@ Stages (each timed):
   vm-kernel  the same on the patched 7.x kernel ('make check' builds it
            first when it is not in the cache; a missing kernel is a failure)
   nested   the nested_* kselftests, in an emulated host booted to run
-           guests of its own (vmhost.py --nested), on 6.12
+           guests of its own (vmhost.py --profile nested), on 6.12
   nested-kernel  the same on the patched kernel; on request only ('make
            check-nested'), see NESTED_SELFTESTS
   nested-pmu  nested_uncore_test alone on the patched kernel (its L2
            guests run without async page faults), which has the uncore
            capability the test needs, in an emulated host with an EPYC
-           CPU model (vmhost.py --uncore-guests)
+           CPU model (vmhost.py --profile uncore-guests)
   libvirt  the libvirt_* kselftests: Debian's libvirtd in an emulated host
-           booted for it (vmhost.py --libvirt, 6.12) starts domains whose
+           booted for it (vmhost.py --profile libvirt, 6.12) starts domains whose
            kvm-ai metadata kvmaictl's hook applies
   libvirt-kernel  the same on the patched kernel
   deb      the Debian packages built, lintian-clean, installed in a clean
@@ -318,8 +318,8 @@ def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False)
 
 
 # The selftests that need guests of the emulated host (nested_*): they run
-# only in a host booted with vmhost.py --nested, which has fewer vCPUs and
-# multi-threaded TCG (aihost.toml's [nested]), so in boots of their own.
+# only in a host booted with the nested profile, which has fewer vCPUs and
+# multi-threaded TCG (aihost.toml's [profile.nested]), so in boots of their own.
 # nested-kernel is not among the default stages: L2 guests of the patched
 # 7.3.4 kernel under TCG's nested SVM died of a double fault, and its
 # emulated host reported lockdep splats (emulated-host.rst).  On 6.12, with
@@ -346,8 +346,8 @@ def stage_nested_pmu(tally, args):
     stage_vm_kernel(tally, args, "nested-pmu", nested=True)
 
 
-# The selftests that need libvirtd in the emulated host (vmhost.py
-# --libvirt, which boots it as for nested guests: libvirt starts its
+# The selftests that need libvirtd in the emulated host (the libvirt
+# profile, which boots it as for nested guests: libvirt starts its
 # domains under KVM).
 LIBVIRT_SELFTESTS = "libvirt_test,kernel_health"
 
@@ -366,19 +366,14 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
            "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
     if kernel_dir:
         cmd += ["--kernel-dir", kernel_dir]
+    # The host profile (aihost.toml) the stage's selftests need.
     if libvirt:
-        cmd += ["--libvirt", "--append",
+        cmd += ["--profile", "libvirt", "--append",
                 f"kvmai.selftests={args.selftests or LIBVIRT_SELFTESTS}"]
     elif nested:
         default = NESTED_PMU_SELFTESTS if stage == "nested-pmu" else NESTED_SELFTESTS
-        cmd += ["--uncore-guests" if stage == "nested-pmu" else "--nested",
+        cmd += ["--profile", "uncore-guests" if stage == "nested-pmu" else "nested",
                 "--append", f"kvmai.selftests={args.selftests or default}"]
-        # kvm-ai's patched QEMU (make qemu), for the cases that need it;
-        # without it they fail saying so.
-        qdir = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "dir"], capture_output=True,
-                              text=True).stdout.strip()
-        if qdir:
-            cmd += ["--kvmai-qemu", f"{qdir}/bin/qemu-system-x86_64"]
     elif args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     for attempt in (1, 2):

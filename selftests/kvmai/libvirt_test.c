@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kvm-ai under a real libvirt: Debian's libvirtd in the emulated host
- * (vmhost.py --libvirt) starts domains under KVM with devices passed
+ * (the libvirt profile) starts domains under KVM with devices passed
  * through by vfio-pci, and runs kvmaictl's hook, installed as
  * /etc/libvirt/hooks/qemu.d/kvmai, as it would on an operator's host.
  * What the tests look at is what an operator would: virsh's word, the
@@ -144,7 +144,7 @@ FIXTURE_SETUP(libvirt)
 	size_t bound;
 
 	if (access(LIBVIRTD, X_OK))
-		SKIP(return, "emulated host booted without vmhost.py --libvirt");
+		SKIP(return, "emulated host booted without libvirt (vmhost.py --profile libvirt)");
 	ASSERT_NE(NULL, kvmai_dev("gpu0"));
 	ASSERT_EQ(0, kvmai_module_load());
 	ASSERT_EQ(0, kvmai_mock_load());

@@ -12,7 +12,7 @@
  *
  * A guest store to the read-only BAR0 must be dropped with the VM running
  * on: that takes kvm-ai's QEMU patches (patches/qemu/; Debian's QEMU ends
- * the VM), which vmhost.py --kvmai-qemu puts in the emulated host.  The
+ * the VM), which the nested profile puts in the emulated host.  The
  * L2 side is vmhost/l2/ctr-write.sh.
  */
 #include <signal.h>
@@ -50,7 +50,7 @@ FIXTURE_SETUP(l2ctr)
 {
 	self->l2 = -1;
 	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+		SKIP(return, "emulated host booted without the l2 part (vmhost.py --profile nested)");
 	if (access(KVMAI_MOCK_COUNTERS_PATH, F_OK))
 		SKIP(return, "no %s: this kernel has no mediated devices", KVMAI_MOCK_COUNTERS_PATH);
 	ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
@@ -242,7 +242,7 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 	const char *p;
 
 	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK))
-		TH_LOG("no kvm-ai QEMU at " KVMAI_QEMU " (make qemu; vmhost.py --kvmai-qemu)");
+		TH_LOG("no kvm-ai QEMU at " KVMAI_QEMU " (make qemu; the kvmai-qemu part of vmhost.py --profile nested)");
 	/* -d guest_errors: QEMU says what it dropped, on its stderr (qemu.log). */
 	start_l2(_metadata, self, "-q " KVMAI_QEMU " -s ctr-write", "-d guest_errors");
 	for (int waited = 0; waited < 2500 && !waitpid(self->l2, &status, WNOHANG); waited++) {

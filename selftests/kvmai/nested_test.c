@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Guests of the emulated host (L2): the harness that later tests build on.
- * The emulated host, booted with vmhost.py --nested, runs Debian's QEMU under
+ * The emulated host, booted with the nested profile, runs Debian's QEMU under
  * KVM on nested SVM (guest/l2-run) and passes its own devices through with
  * vfio-pci; L2 must see them where the QEMU arguments put them.  L2 also
  * runs PMU cases that need a package of two CPUs, which the host lacks.
@@ -98,7 +98,7 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 	int rc, nd;
 
 	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+		SKIP(return, "emulated host booted without the l2 part (vmhost.py --profile nested)");
 	ASSERT_EQ(0, access("/dev/kvm", F_OK)) TH_LOG("no /dev/kvm: kvm_amd not loaded?");
 	ASSERT_NE(NULL, gpu);
 	ASSERT_NE(NULL, nic);
@@ -255,7 +255,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	int rc, nl, nd;
 
 	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+		SKIP(return, "emulated host booted without the l2 part (vmhost.py --profile nested)");
 	for (int i = 0; i < 4; i++) {
 		ASSERT_NE(NULL, kvmai_dev(host[i]));
 		ASSERT_EQ(0, pci_driver(kvmai_dev(host[i])->bdf, drv[i], sizeof(drv[i])));
@@ -406,7 +406,7 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 	int rc;
 
 	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+		SKIP(return, "emulated host booted without the l2 part (vmhost.py --profile nested)");
 	rc = run_capture("l2-run -s selftests -a kvmai.selftests=pmu_test -w /tmp/l2-pmu "
 			 "-- -smp 2,sockets=1,cores=2,threads=1 -m 512M 2>&1", out, sizeof(out));
 	ASSERT_EQ(0, rc) TH_LOG("l2-run or pmu_test in L2 failed:\n%s",

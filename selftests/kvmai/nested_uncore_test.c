@@ -81,13 +81,13 @@ FIXTURE_SETUP(l2unc)
 
 	self->l2 = -1;
 	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+		SKIP(return, "emulated host booted without the l2 part (vmhost.py --profile nested)");
 	ASSERT_EQ(0, kvmai_module_load());
 	ASSERT_EQ(0, kvmai_mock_load());
 	/* 0 also while no unit is offered: after the mock's are. */
 	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
 		SKIP(return, "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)");
-	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK)) TH_LOG("no kvm-ai QEMU (vmhost.py --kvmai-qemu)");
+	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK)) TH_LOG("no kvm-ai QEMU (make qemu; the kvmai-qemu part of the profile)");
 	self->sk = kvmai_genl_open(&self->family);
 	ASSERT_NE(NULL, self->sk);
 	/* Every CPU: the vCPUs may run anywhere in this small host. */

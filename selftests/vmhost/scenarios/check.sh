@@ -22,8 +22,8 @@ for t in /kvmai/selftests/*; do
 		continue
 	fi
 	# Guests of the emulated host exist only in a host booted for them
-	# (vmhost.py --nested), which check.py does in stages of their own.
-	# libvirt_* likewise need libvirtd (vmhost.py --libvirt).
+	# (vmhost.py --profile nested), which check.py does in stages of their own.
+	# libvirt_* likewise need libvirtd (vmhost.py --profile libvirt).
 	case $name in
 	nested_*) [ -d /usr/share/kvmai-l2 ] || continue ;;
 	libvirt_*) [ -x /usr/sbin/libvirtd ] || continue ;;
