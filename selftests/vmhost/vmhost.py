@@ -33,6 +33,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TOP = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+import boots  # noqa: E402  (selftests/boots.py: which selftests run where)
+
 CACHE = Path(os.environ.get("KVMAI_CACHE") or
              Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kvmai")
 # Bump when the layout of the base initramfs changes.
@@ -480,13 +483,22 @@ def build_libvirt(cfg):
     return cached_part("libvirt", key, fill)
 
 
-def build_payload(payload_dir, devmap, out):
-    """Per-run part: /init, the project's files and the libraries they need."""
+def build_payload(payload_dir, devmap, profile, out):
+    """Per-run part: /init, the project's files and the libraries they need,
+    and what the check scenario runs: the host profile and the selftests
+    table (../boots.toml)."""
+    try:
+        table = boots.Table()
+    except boots.TableError as e:
+        die(str(e))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         copy_into(root, HERE / "guest/init", "init")
         (root / "etc/kvmai").mkdir(parents=True)
         (root / "etc/kvmai/topology").write_text("".join(f"{l}\n" for l in devmap))
+        (root / "etc/kvmai/profile").write_text(f"{profile}\n")
+        (root / "etc/kvmai/selftests").write_text("".join(f"{l}\n"
+                                                          for l in table.guest_lines()))
         # Users a VMM is started as (kvmaictl pmu exec --user nobody --group
         # kvm), and the group /init gives /dev/kvm to, as Debian's udev does.
         (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n"
@@ -522,7 +534,7 @@ def boot(args):
     t0 = time.monotonic()
     base = build_base(kernel, topo.machine.get("modules", []))
     payload = work / "payload.cpio.gz"
-    build_payload(args.payload, devmap, payload)
+    build_payload(args.payload, devmap, args.profile, payload)
     images = [base, payload]
     if "l2" in parts:
         # L2 boots base + this run's payload too: both go in as files.
