@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 #include <linux/kvm.h>
 #include <linux/kvmai_dev.h>
 
-#include "kvmai_test.h"
+#include "vm.h"
 
 #define PORT_START 0x10
 #define PORT_END 0x11
@@ -28,7 +29,15 @@
 #define GP_GPA 0x1100
 #define MEM_SIZE 0x10000
 
-static uint64_t now_ns(void)
+struct kt_vm {
+	int kvm, fd, vcpu, stats;
+	struct kvm_run *run;
+	size_t run_size;
+	void *mem;
+	long exits_off;
+};
+
+static __u64 now_ns(void)
 {
 	struct timespec ts;
 
@@ -36,7 +45,7 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static const uint8_t op_code[] = {
+static const __u8 op_code[] = {
 	[KT_RDMSR] = 0x32, [KT_WRMSR] = 0x30, [KT_RDPMC] = 0x33,
 };
 
@@ -44,16 +53,15 @@ static const uint8_t op_code[] = {
  * Real mode: ecx = @msr, then @loops times @op (wrmsr writes @value); a #GP
  * goes to a handler that writes PORT_GP and halts.
  */
-static size_t guest_code(uint8_t *mem, uint32_t msr, uint16_t loops,
-			 enum kt_op op, uint32_t value)
+static size_t guest_code(__u8 *mem, __u32 msr, __u16 loops, enum kt_op op, __u32 value)
 {
-	uint8_t gp[] = {
+	__u8 gp[] = {
 		0xe6, PORT_GP,						/* out PORT_GP, al */
 		0xf4,							/* hlt */
 	};
-	uint16_t ivt[] = { GP_GPA, 0 };
-	uint8_t *p = mem + CODE_GPA;
-	uint8_t code[] = {
+	__u16 ivt[] = { GP_GPA, 0 };
+	__u8 *p = mem + CODE_GPA;
+	__u8 code[] = {
 		0x66, 0xb9, msr, msr >> 8, msr >> 16, msr >> 24,	/* mov ecx, msr */
 		0x66, 0xb8, value, value >> 8, value >> 16, value >> 24, /* mov eax, value */
 		0x66, 0x31, 0xd2,					/* xor edx, edx */
@@ -79,7 +87,7 @@ static long stat_offset(int stats, const char *name)
 	size_t dsize;
 	long off = -1;
 	char *buf;
-	uint32_t i;
+	__u32 i;
 
 	if (pread(stats, &h, sizeof(h), 0) != sizeof(h))
 		return -1;
@@ -100,21 +108,32 @@ static long stat_offset(int stats, const char *name)
 	return off;
 }
 
-static uint64_t vcpu_exits(struct kt_vm *v)
+static __u64 vcpu_exits(struct kt_vm *v)
 {
-	uint64_t val = 0;
+	__u64 val = 0;
 
 	if (pread(v->stats, &val, sizeof(val), v->exits_off) != sizeof(val))
 		return ~0ULL;
 	return val;
 }
 
-int kt_vm_create(struct kt_vm *v)
+static void destroy(struct kt_vm *v)
 {
-	return kt_vm_create_pmu(v, 0);
+	if (v->run && v->run != MAP_FAILED)
+		munmap(v->run, v->run_size);
+	if (v->mem && v->mem != MAP_FAILED)
+		munmap(v->mem, MEM_SIZE);
+	if (v->stats > 0)
+		close(v->stats);
+	if (v->vcpu > 0)
+		close(v->vcpu);
+	if (v->fd > 0)
+		close(v->fd);
+	if (v->kvm > 0)
+		close(v->kvm);
 }
 
-int kt_vm_create_pmu(struct kt_vm *v, uint64_t pmu_caps)
+static int create(struct kt_vm *v, __u64 pmu_caps)
 {
 	struct kvm_enable_cap pmu = {
 		.cap = KVM_CAP_PMU_CAPABILITY, .args = { pmu_caps },
@@ -127,7 +146,6 @@ int kt_vm_create_pmu(struct kt_vm *v, uint64_t pmu_caps)
 		.args = { KVM_MSR_EXIT_REASON_UNKNOWN },
 	};
 
-	memset(v, 0, sizeof(*v));
 	v->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (v->kvm < 0)
 		return -errno;
@@ -158,36 +176,58 @@ int kt_vm_create_pmu(struct kt_vm *v, uint64_t pmu_caps)
 	return v->exits_off < 0 ? -ENOENT : 0;
 }
 
+struct kt_vm *kt_vm_create(__u64 pmu_caps)
+{
+	struct kt_vm *v = calloc(1, sizeof(*v));
+
+	if (v && create(v, pmu_caps)) {
+		destroy(v);
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
 void kt_vm_destroy(struct kt_vm *v)
 {
-	if (v->run && v->run != MAP_FAILED)
-		munmap(v->run, v->run_size);
-	if (v->mem && v->mem != MAP_FAILED)
-		munmap(v->mem, MEM_SIZE);
-	if (v->stats > 0)
-		close(v->stats);
-	if (v->vcpu > 0)
-		close(v->vcpu);
-	if (v->fd > 0)
-		close(v->fd);
-	if (v->kvm > 0)
-		close(v->kvm);
+	if (!v)
+		return;
+	destroy(v);
+	free(v);
 }
 
-int kt_vm_measure(struct kt_vm *v, uint32_t msr, uint16_t loops, bool write,
-		  struct kt_counts *c)
+int kt_vm_fd(const struct kt_vm *v)
 {
-	return kt_vm_run(v, msr, loops, write ? KT_WRMSR : KT_RDMSR, 0, c);
+	return v->fd;
 }
 
-int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, enum kt_op op,
-	      uint32_t value, struct kt_counts *c)
+int kt_vm_check_cap(const struct kt_vm *v, long cap)
+{
+	return ioctl(v->fd, KVM_CHECK_EXTENSION, cap);
+}
+
+int kt_kvm_check_cap(long cap)
+{
+	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (kvm < 0)
+		return -errno;
+	ret = ioctl(kvm, KVM_CHECK_EXTENSION, cap);
+	close(kvm);
+	return ret;
+}
+
+int _test_cmd_vm_run(struct kt_vm *v, __u32 msr, __u32 loops, enum kt_op op,
+		     __u32 value, struct kt_counts *c)
 {
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
-	uint64_t start = 0, t0 = 0;
+	__u64 start = 0, t0 = 0;
 	bool counting = false;
 
+	if (loops > 0xffff)
+		return -EINVAL;
 	guest_code(v->mem, msr, loops, op, value);
 	if (ioctl(v->vcpu, KVM_GET_SREGS, &sregs))
 		return -errno;
@@ -235,15 +275,15 @@ int kt_vm_run(struct kt_vm *v, uint32_t msr, uint16_t loops, enum kt_op op,
 	}
 }
 
-int kt_unit_fd(const char *vm, const char *unit)
+int _test_cmd_unit_fd(const char *record, const char *unit)
 {
 	struct kvmai_unit_fd req = {};
 	int dev, fd, err;
 
-	if (strlen(vm) >= sizeof(req.vm) || strlen(unit) >= sizeof(req.unit))
+	if (strlen(record) >= sizeof(req.vm) || strlen(unit) >= sizeof(req.unit))
 		return -ENAMETOOLONG;
-	strcpy(req.vm, vm);
-	strcpy(req.unit, unit);
+	snprintf(req.vm, sizeof(req.vm), "%s", record);
+	snprintf(req.unit, sizeof(req.unit), "%s", unit);
 	dev = open(KVMAI_DEV_PATH, O_RDWR | O_CLOEXEC);
 	if (dev < 0)
 		return -errno;
@@ -253,57 +293,42 @@ int kt_unit_fd(const char *vm, const char *unit)
 	return fd < 0 ? -err : fd;
 }
 
-int kt_vm_uncore_fd(struct kt_vm *v, int fd, bool detach)
+static int uncore_cap(struct kt_vm *v, int fd, __u64 flags)
 {
-	struct kvm_enable_cap cap = { .cap = KVM_CAP_X86_UNCORE_PASSTHROUGH };
+	struct kvm_enable_cap cap = {
+		.cap = KVM_CAP_X86_UNCORE_PASSTHROUGH, .args = { fd, flags },
+	};
 
-	cap.args[0] = fd;
-	cap.args[1] = detach ? KVM_X86_UNCORE_DETACH : 0;
 	return ioctl(v->fd, KVM_ENABLE_CAP, &cap) ? -errno : 0;
 }
 
-int kt_vm_uncore(struct kt_vm *v, const char *vm, const char *unit, bool detach)
+int _test_cmd_vm_attach_fd(struct kt_vm *v, int fd)
 {
-	int fd = kt_unit_fd(vm, unit), ret;
+	return uncore_cap(v, fd, 0);
+}
+
+int _test_cmd_vm_detach_fd(struct kt_vm *v, int fd)
+{
+	return uncore_cap(v, fd, KVM_X86_UNCORE_DETACH);
+}
+
+static int by_handle(struct kt_vm *v, const char *record, const char *unit, __u64 flags)
+{
+	int fd = _test_cmd_unit_fd(record, unit), ret;
 
 	if (fd < 0)
 		return fd;
-	ret = kt_vm_uncore_fd(v, fd, detach);
+	ret = uncore_cap(v, fd, flags);
 	close(fd);
 	return ret;
 }
 
-bool kt_kvm_has_cap(int cap)
+int _test_cmd_vm_attach(struct kt_vm *v, const char *record, const char *unit)
 {
-	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	int ret;
-
-	if (kvm < 0)
-		return false;
-	ret = ioctl(kvm, KVM_CHECK_EXTENSION, cap);
-	close(kvm);
-	return ret > 0;
+	return by_handle(v, record, unit, 0);
 }
 
-int kt_pin(const char *list)
+int _test_cmd_vm_detach(struct kt_vm *v, const char *record, const char *unit)
 {
-	cpu_set_t set;
-	int a, b;
-	const char *p = list;
-
-	CPU_ZERO(&set);
-	while (*p) {
-		if (sscanf(p, "%d-%d", &a, &b) != 2) {
-			if (sscanf(p, "%d", &a) != 1)
-				return -EINVAL;
-			b = a;
-		}
-		for (; a <= b; a++)
-			CPU_SET(a, &set);
-		p += strcspn(p, ",");
-		if (*p)
-			p++;
-	}
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+	return by_handle(v, record, unit, KVM_X86_UNCORE_DETACH);
 }
-
