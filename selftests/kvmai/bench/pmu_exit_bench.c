@@ -76,8 +76,8 @@ int main(int argc, char **argv)
 	struct kt_vm *vm;
 	char pkg0[64];
 
-	if (n < 1 || n > 65535 || r < 1) {
-		fprintf(stderr, "usage: pmu_exit_bench [READS (1-65535) [ROUNDS]]\n");
+	if (n < 1 || n > 1000000 || r < 1) {
+		fprintf(stderr, "usage: pmu_exit_bench [READS (1-1000000) [ROUNDS]]\n");
 		return 2;
 	}
 	if (_test_cmd_mod_load(KT_MOD_KVMAI, NULL) || _test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL)) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * A KVM guest that accesses one MSR, or reads one counter with RDPMC, in a
- * loop: the guest pmu_exit_test and pmu_exit_bench count the VM exits of.  And the kvm-ai
+ * loop, written in C on the kernel's KVM selftests library: the guest
+ * pmu_exit_test and pmu_exit_bench count the VM exits of.  And the kvm-ai
  * series' uncore capability: a reservation's handle from /dev/kvmai
  * attached to such a VM.
  */
@@ -45,8 +46,8 @@ int kt_vm_check_cap(const struct kt_vm *vm, long cap);
 int kt_kvm_check_cap(long cap);
 
 /*
- * Runs the guest's loop once: @loops (at most 65535) times @op on @msr
- * (WRMSR writes @value, high half 0).  0 or -errno.
+ * Runs the guest's loop once: @loops times @op on @msr (WRMSR writes
+ * @value, high half 0).  0, or -EPROTO for an exit the loop does not take.
  */
 int _test_cmd_vm_run(struct kt_vm *vm, __u32 msr, __u32 loops, enum kt_op op,
 		     __u32 value, struct kt_counts *c);
