@@ -175,7 +175,7 @@ regen:
 	tools/devenv/ynl-regen.sh $(KSRC)
 
 # Debian packages from debian/, built in a scratch copy of the tree
-# (Documentation/admin-guide/kvmai/packaging.rst).
+# (Documentation/dev/packaging.rst).
 deb:
 	tools/devenv/deb.sh build lint
 
