@@ -2,7 +2,7 @@
 /*
  * Counters devices in the emulated host: a unit's free-running counter
  * page, given read-only to the VM that owns the unit (kmod/counters.c).
- * The test-only mock provider (kmod/mock/kvmai_mock_counters.c) advances
+ * The test-only mock provider (kmod/testing/kvmai_mock_counters.c) advances
  * its counters at the rates given as module parameters, so values are
  * checked too.  Each test acts as the operator (pmu assign, mdev create)
  * and as the VMM (VFIO, as QEMU opens a sysfsdev).

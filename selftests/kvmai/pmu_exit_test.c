@@ -17,7 +17,7 @@
  *    itself with 0 (the guest's driver may still read the unit it found).
  *
  * And the capability's contract, on the mock unit, whose registers the mock
- * provider keeps in memory (kmod/mock/kvmai_mock_pmu.c, debugfs):
+ * provider keeps in memory (kmod/testing/kvmai_mock_pmu.c, debugfs):
  *  - detach, and slots given back (100 attach/detach cycles, 100 revoked
  *    reservations in a row on a VM that holds at most 8 units);
  *  - the unit scrubbed when reserved (what a host event left) and when

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * PMU ownership in the emulated host: the test-only mock provider
- * (kmod/mock) plays the uncore drivers, so every decision kvmai takes is
+ * (kmod/testing) plays the uncore drivers, so every decision kvmai takes is
  * checked end to end, including against the host's own perf events:
  * whole-package assignment, refusals (package not owned, unknown unit,
  * unit already owned, host events open), release by request, by owner exit,
@@ -9,7 +9,7 @@
  * package's CPUs going offline and back, and the core PMU on kernels with
  * the series' KVM fence.  The emulated host's KVM has no mediated vPMU, so
  * KVM refuses the core fence there (checked); the mock's own fence stands
- * in for KVM's while the mock is loaded (kmod/test.c), and the KVM fence
+ * in for KVM's while the mock is loaded (kmod/testing/test.c), and the KVM fence
  * itself is checked where KVM has a mediated vPMU (core_kvm_fence_*).
  * And what 'kvmaictl pmu exec' starts a VMM with: the reservation's handle,
  * as the user it is told, without a capability (exec_*).

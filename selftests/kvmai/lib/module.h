@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The payload's modules (kvmai.ko and the test-only mocks of kmod/mock,
+ * The payload's modules (kvmai.ko and the test-only mocks of kmod/testing,
  * all in /kvmai): each test loads what it needs itself.
  */
 #ifndef KT_MODULE_H

@@ -2,7 +2,7 @@
 /*
  * PMU ownership through the family (pmu-* requests, their replies and
  * notifications), perf events on the host, and the test-only mock
- * provider's units (kmod/mock/kvmai_mock_pmu.c).
+ * provider's units (kmod/testing/kvmai_mock_pmu.c).
  */
 #ifndef KT_PMU_H
 #define KT_PMU_H
