@@ -2,50 +2,36 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Run every kvm-ai test and print one closing line that counts them.
 
-Stages (each timed):
+Stages on the build machine (each timed):
   unit     the C++ unit tests (GoogleTest through CTest; one count per TEST)
   spec     the generated netlink code still matches the YAML spec
-  host     kselftests that run on the build machine (the P2P planner)
+  host     the selftests boots.toml gives to "host" (the P2P planner,
+           vmhost.py's verdicts)
+  product  what 'make' built holds no test part; the module builds for arm64
   patches  the kernel series applies, is checkpatch --strict clean, and the
            objects it touches compile (one count per patch and per object)
-  vm       the kselftests inside the emulated AI host (one count per case)
-  vm-kernel  the same on the patched 7.x kernel ('make check' builds it
-           first when it is not in the cache; a missing kernel is a failure)
-  nested   the nested_* kselftests, in an emulated host booted to run
-           guests of its own (vmhost.py --nested), on 6.12
-  nested-kernel  the same on the patched kernel; on request only ('make
-           check-nested'), see NESTED_SELFTESTS
-  nested-pmu  nested_uncore_test alone on the patched kernel (its L2
-           guests run without async page faults), which has the uncore
-           capability the test needs, in an emulated host with an EPYC
-           CPU model (vmhost.py --uncore-guests)
-  libvirt  the libvirt_* kselftests: Debian's libvirtd in an emulated host
-           booted for it (vmhost.py --libvirt, 6.12) starts domains whose
-           kvm-ai metadata kvmaictl's hook applies
-  libvirt-kernel  the same on the patched kernel
   deb      the Debian packages built, lintian-clean, installed in a clean
            bookworm root where DKMS builds kvmai (tools/devenv/deb.sh)
+
+Every other stage is a boot of the emulated AI host, as boots.toml says:
+its kernel (Debian's 6.12 or the patched test kernel), its host profile
+(vmhost/aihost.toml) and so the selftests it runs (one count per case),
+whether 'make check' runs it and which build-machine stages run beside it.
+'boots.py list' prints that table.
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
 
 Stages joined by '+' run at the same time, the first in this process and
-each other in a child check.py, whose output follows the first's.  The
-emulated hosts of vm and vm-kernel run on one host thread (single-threaded
-TCG), so the default gives each a stage beside it, at the lowest CPU
-priority, that takes what the emulated host leaves: patches (checkpatch,
-a few compiles) and deb (the archive, compiles, DKMS builds).  The nested
-and libvirt stages run alone: their emulated hosts run two vCPU threads
-(multi-threaded TCG), and two such hosts on two cores is where TCG's
-vCPUs stall; paired, they saved under 2 minutes (testing.rst).
+each other in a child check.py at the lowest CPU priority, whose output
+follows the first's.
 
-vm and vm-kernel run the same cases on two kernels, as do nested and
-nested-kernel.  A case that skips
-because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP KVM
-...": a feature of the series, or the fallback for kernels without it) is
-counted once, on the kernel where it passed, and listed; one that passed on
-neither kernel counts as skipped there.  Only cases that need hardware the
-emulated host lacks should remain skipped.
+Boots of the same profile on both kernels run the same cases.  A case that
+skips because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP
+KVM ...": a feature of the series, or the fallback for kernels without it)
+is counted once, on the kernel where it passed, and listed; one that passed
+on neither kernel counts as skipped there.  Only cases that need hardware
+the emulated host lacks should remain skipped.
 """
 
 import argparse
@@ -59,6 +45,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TOP / "selftests"))
+import boots  # noqa: E402  (boots.toml: the boots and where each selftest runs)
+
+try:
+    TABLE = boots.Table()
+except boots.TableError as e:
+    sys.exit(f"check: {boots.TABLE}: {e}")
 
 
 class Tally:
@@ -182,7 +175,7 @@ def parse_selftests(tally, stage, text):
         if m and current:
             verdict, case, rest = m.groups()
             name = f"{current}: {case}"
-            if stage.startswith(("vm", "nested", "libvirt")) and KERNEL_SKIP_RE.search(rest):
+            if stage in TABLE.boots and KERNEL_SKIP_RE.search(rest):
                 tally.kernel_skips.setdefault(name, []).append(stage)
             elif "# SKIP" in rest:
                 tally.add(stage, name, "skip")
@@ -197,10 +190,13 @@ def parse_selftests(tally, stage, text):
 
 
 def stage_host(tally, args):
-    """Run build/selftests/host/* here, framed as the guest frames its tests."""
-    tests = sorted((TOP / "build/selftests/host").glob("*"))
-    if not tests:
-        tally.add("host", "selftests", "fail", "none built (run 'make')")
+    """Run the selftests boots.toml gives to "host" from build/selftests/host,
+    framed as the guest frames its tests."""
+    tests = [TOP / "build/selftests/host" / name for name in TABLE.of("host")]
+    missing = [t.name for t in tests if not t.exists()]
+    if missing:
+        tally.add("host", "selftests", "fail",
+                  f"not built: {', '.join(missing)} (run 'make selftests')")
         return
     out = []
     for t in tests:
@@ -303,83 +299,29 @@ def stage_deb(tally, args):
                 verdict_case("deb"), "packages")
 
 
-def stage_vm_kernel(tally, args, stage="vm-kernel", nested=False, libvirt=False):
-    kdir = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "dir"], capture_output=True,
-                          text=True).stdout.strip()
-    payload = TOP / "build/vm-payload-kernel"
-    if not kdir or not payload.exists():
-        # 'make check' builds both before it runs this; without them the
-        # series went untested, which is a failure, not a skip.
-        tally.add(stage, "patched kernel", "fail",
-                  "not built: see the 'make kernel' output above" if not kdir else
-                  f"no kvmai.ko payload for it at {payload} (make vm-payload-kernel)")
-        return
-    stage_vm(tally, args, stage, kdir, payload, nested, libvirt)
-
-
-# The selftests that need guests of the emulated host (nested_*): they run
-# only in a host booted with vmhost.py --nested, which has fewer vCPUs and
-# multi-threaded TCG (aihost.toml's [nested]), so in boots of their own.
-# nested-kernel is not among the default stages: L2 guests of the patched
-# 7.3.4 kernel under TCG's nested SVM died of a double fault, and its
-# emulated host reported lockdep splats (emulated-host.rst).  On 6.12, with
-# kvm_amd.vgif=0, the stage passed every run since.
-NESTED_SELFTESTS = "nested_test,nested_counters_test,nested_uncore_test,kernel_health"
-
-
-def stage_nested(tally, args):
-    stage_vm(tally, args, "nested", nested=True)
-
-
-def stage_nested_kernel(tally, args):
-    stage_vm_kernel(tally, args, "nested-kernel", nested=True)
-
-
-# What make check runs of the nested cases on the patched kernel: the ones
-# only it can run.  Their L2 guests boot with no-kvmapf (the double fault
-# above was in the async page fault handler); kernel_health checks the
-# emulated host as in every stage.
-NESTED_PMU_SELFTESTS = "nested_uncore_test,kernel_health"
-
-
-def stage_nested_pmu(tally, args):
-    stage_vm_kernel(tally, args, "nested-pmu", nested=True)
-
-
-# The selftests that need libvirtd in the emulated host (vmhost.py
-# --libvirt, which boots it as for nested guests: libvirt starts its
-# domains under KVM).
-LIBVIRT_SELFTESTS = "libvirt_test,kernel_health"
-
-
-def stage_libvirt(tally, args):
-    stage_vm(tally, args, "libvirt", libvirt=True)
-
-
-def stage_libvirt_kernel(tally, args):
-    stage_vm_kernel(tally, args, "libvirt-kernel", libvirt=True)
-
-
-def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-payload",
-             nested=False, libvirt=False):
-    cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--payload", str(payload),
+def stage_boot(tally, args, stage):
+    """Boot the emulated host as boots.toml's [boot.STAGE] says and count
+    the cases of the check scenario, which runs the selftests of its host
+    profile (or --selftests)."""
+    boot = TABLE.boots[stage]
+    cmd = [str(TOP / "selftests/vmhost/vmhost.py"), "--profile", boot.profile,
            "--scenario", "check", "--workdir", str(TOP / "build" / stage)]
-    if kernel_dir:
-        cmd += ["--kernel-dir", kernel_dir]
-    if libvirt:
-        cmd += ["--libvirt", "--append",
-                f"kvmai.selftests={args.selftests or LIBVIRT_SELFTESTS}"]
-    elif nested:
-        default = NESTED_PMU_SELFTESTS if stage == "nested-pmu" else NESTED_SELFTESTS
-        cmd += ["--uncore-guests" if stage == "nested-pmu" else "--nested",
-                "--append", f"kvmai.selftests={args.selftests or default}"]
-        # kvm-ai's patched QEMU (make qemu), for the cases that need it;
-        # without it they fail saying so.
-        qdir = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "dir"], capture_output=True,
-                              text=True).stdout.strip()
-        if qdir:
-            cmd += ["--kvmai-qemu", f"{qdir}/bin/qemu-system-x86_64"]
-    elif args.selftests:
+    if boot.kernel == "patched":
+        kdir = subprocess.run([str(TOP / "tools/devenv/kernel.sh"), "dir"],
+                              capture_output=True, text=True).stdout.strip()
+        payload = TOP / "build/vm-payload-kernel"
+        if not kdir or not payload.exists():
+            # 'make check' builds both before it runs this; without them
+            # the series went untested, which is a failure, not a skip.
+            tally.add(stage, "patched kernel", "fail",
+                      "not built: see the 'make kernel' output above" if not kdir else
+                      f"no kvmai.ko payload for it at {payload} (make vm-payload-kernel)")
+            return
+        cmd += ["--kernel-dir", kdir]
+    else:
+        payload = TOP / "build/vm-payload"
+    cmd += ["--payload", str(payload)]
+    if args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     for attempt in (1, 2):
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -411,18 +353,18 @@ def stage_vm(tally, args, stage="vm", kernel_dir=None, payload=TOP / "build/vm-p
 
 
 STAGES = {"unit": stage_unit, "spec": stage_spec, "host": stage_host, "product": stage_product,
-          "patches": stage_patches, "vm": stage_vm, "vm-kernel": stage_vm_kernel,
-          "nested": stage_nested, "nested-kernel": stage_nested_kernel,
-          "nested-pmu": stage_nested_pmu,
-          "libvirt": stage_libvirt, "libvirt-kernel": stage_libvirt_kernel,
-          "deb": stage_deb}
+          "patches": stage_patches, "deb": stage_deb}
+assert tuple(STAGES) == boots.BUILD_STAGES
 
 
 def run_stage(tally, args, name):
     before = (tally.passed, tally.failed, tally.skipped)
     t0 = time.monotonic()
     print(f"check: {name} ...", flush=True)
-    STAGES[name](tally, args)
+    if name in STAGES:
+        STAGES[name](tally, args)
+    else:
+        stage_boot(tally, args, name)
     p, f, s = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
     held = sum(name in st for st in tally.kernel_skips.values())
     print(f"check: {name}: {p} passed, {f} failed, {s} skipped"
@@ -433,7 +375,8 @@ def run_stage(tally, args, name):
 def run_beside(args, name, workdir):
     """Stage @name in a child check.py; its output and counts go to @workdir.
     At the lowest CPU priority: the emulated host beside it keeps its core
-    (deb at the same priority compiled on both and slowed vm-kernel by half)."""
+    (deb at the same priority compiles on both cores and slows vm-kernel by
+    half)."""
     cmd = ["nice", "-n", "19", sys.executable, __file__, "--ksrc", args.ksrc,
            "--stages", name, "--tally-out", str(workdir / f"{name}.json")]
     if args.selftests:
@@ -468,18 +411,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    # nested-kernel runs on request (make check-nested), see NESTED_SELFTESTS.
-    ap.add_argument("--stages",
-                    default="unit,spec,host,vm+patches+product,vm-kernel+deb,nested,nested-pmu,"
-                            "libvirt,libvirt-kernel")
-    ap.add_argument("--selftests", help="comma-separated selftest binaries to run (default: all)")
+    ap.add_argument("--stages", default=TABLE.default_stages(),
+                    help="stages, comma-separated, those run at the same time joined by '+' "
+                         "(default: boots.toml's, %(default)s)")
+    ap.add_argument("--selftests",
+                    help="comma-separated selftest binaries the boots run (default: those of "
+                         "each boot's profile, then kernel_health)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--tally-out", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     groups = [step.split("+") for step in args.stages.split(",")]
     for name in sum(groups, []):
-        if name not in STAGES:
+        if name not in TABLE.stages():
             print(f"check: unknown stage '{name}'", file=sys.stderr)
             return 2
     tally = Tally()

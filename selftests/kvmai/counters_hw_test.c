@@ -19,10 +19,14 @@
 #include <linux/vfio.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/pmu.h"
+#include "lib/counters.h"
 
 #define NR_MC 4
-#define WRITE_BYTES (1UL << 30)
+#define WRITE_BYTES BIT(30)
 
 /* Intel family 6 model 0x6a: Ice Lake-SP. */
 static bool icelake_x(void)
@@ -37,39 +41,42 @@ static bool icelake_x(void)
 	while (fgets(line, sizeof(line), f) && (family < 0 || model < 0)) {
 		if (strstr(line, "GenuineIntel"))
 			intel = true;
-		sscanf(line, "cpu family : %d", &family);
-		sscanf(line, "model : %d", &model);
+		if (!strncmp(line, "cpu family\t: ", 13))
+			family = atoi(line + 13);
+		if (!strncmp(line, "model\t\t: ", 9))
+			model = atoi(line + 9);
 	}
 	fclose(f);
 	return intel && family == 6 && model == 0x6a;
 }
 
 FIXTURE(hw) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char pkg0[64];
 	char uuid[NR_MC][64];
 	struct kt_vfio v[NR_MC];
-	char ext[256];
 };
 
 FIXTURE_SETUP(hw)
 {
-	for (int i = 0; i < NR_MC; i++)
-		self->v[i].container = self->v[i].group = self->v[i].device = -1;
+	for (int i = 0; i < NR_MC; i++) {
+		self->v[i].container = -1;
+		self->v[i].group = -1;
+		self->v[i].device = -1;
+	}
 	if (!icelake_x())
-		SKIP(return, "not an Ice Lake-SP host (Intel family 6 model 0x6a): no memory-controller counter pages");
+		SKIP(return, "not an Ice Lake-SP host (Intel family 6 model 0x6a): %s",
+		     "no memory-controller counter pages");
 	if (access("/sys/bus/event_source/devices/uncore_imc_free_running_0", F_OK))
 		SKIP(return, "no uncore_imc_free_running_0 PMU (intel_uncore not loaded?)");
 	/* The pages are offered only when asked for at load. */
-	ASSERT_EQ(0, kvmai_mock_counters_unload());
-	ASSERT_EQ(0, kvmai_module_unload());
-	ASSERT_EQ(0, kvmai_module_load_with("intel_imc_pages=1"));
+	test_cmd_mod_unload(KT_MOD_MOCK_COUNTERS);
+	test_cmd_mod_unload(KT_MOD_KVMAI);
+	test_cmd_mod_load(KT_MOD_KVMAI, "intel_imc_pages=1");
 	ASSERT_EQ(0, access("/sys/class/mdev_bus/kvmai-uncore_imc_free_running_0.0", F_OK))
 		TH_LOG("kvmai offered no counter page of memory controller 0 on package 0");
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	ASSERT_GT(kt_package_cpus(0, self->pkg0, sizeof(self->pkg0)), 0);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	ASSERT_GT(kt_cpu_package(0, self->pkg0, sizeof(self->pkg0)), 0);
 }
 
 FIXTURE_TEARDOWN(hw)
@@ -78,12 +85,12 @@ FIXTURE_TEARDOWN(hw)
 
 	for (int i = 0; i < NR_MC; i++)
 		kt_vfio_close(&self->v[i]);
-	if (!self->sk)
+	if (!self->nl.sk)
 		return;
 	kt_ctrdev_remove_all();
-	kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
-	kvmai_genl_close(self->sk);
-	kvmai_module_unload();
+	_test_cmd_pmu(&self->nl, &rel, NULL);
+	kt_nl_close(&self->nl);
+	_test_cmd_mod_unload(KT_MOD_KVMAI);
 }
 
 TEST_F_TIMEOUT(hw, write_counters_count_what_package_0_writes, 120)
@@ -93,21 +100,20 @@ TEST_F_TIMEOUT(hw, write_counters_count_what_package_0_writes, 120)
 		.units = { "uncore_imc_free_running_0", "uncore_imc_free_running_1",
 			   "uncore_imc_free_running_2", "uncore_imc_free_running_3" },
 	};
-	const volatile uint64_t *bar0[NR_MC];
-	uint64_t before[NR_MC], written = 0;
+	const __u64 *bar0[NR_MC];
+	__u64 before[NR_MC], written = 0;
 	struct vfio_region_info info;
 	char unit[64], *buf;
 	int i, ret;
 
-	ret = kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
-			     sizeof(self->ext));
-	if (ret && strstr(self->ext, "no uncore unit of that name takes guests"))
+	ret = _test_cmd_pmu(&self->nl, &own, NULL);
+	if (ret && strstr(self->nl.ext, "no uncore unit of that name takes guests"))
 		SKIP(return, "this kernel does not offer free-running MMIO units (patch 0008)");
-	ASSERT_EQ(0, ret) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_pin(self->pkg0));
+	ASSERT_EQ(0, ret) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(0, kt_cpu_pin(self->pkg0));
 	for (i = 0; i < NR_MC; i++) {
 		snprintf(unit, sizeof(unit), "uncore_imc_free_running_%d", i);
-		ASSERT_EQ(0, kt_ctrdev_create(unit, self->uuid[i], sizeof(self->uuid[i])));
+		test_cmd_ctrdev_create(unit, self->uuid[i], sizeof(self->uuid[i]));
 		ASSERT_EQ(0, kt_vfio_open(self->uuid[i], &self->v[i]));
 		ASSERT_EQ(0, kt_vfio_region(&self->v[i], VFIO_PCI_BAR0_REGION_INDEX, &info));
 		bar0[i] = mmap(NULL, info.size, PROT_READ, MAP_SHARED, self->v[i].device,
@@ -116,13 +122,16 @@ TEST_F_TIMEOUT(hw, write_counters_count_what_package_0_writes, 120)
 	}
 	/* DDR write counts, 64-byte units, at 0x298 in each page. */
 	for (i = 0; i < NR_MC; i++)
-		before[i] = bar0[i][0x298 / 8];
+		before[i] = kt_read_once(bar0[i][0x298 / 8]);
 	buf = malloc(WRITE_BYTES);
 	ASSERT_NE(NULL, buf);
 	memset(buf, 0x5a, WRITE_BYTES);
 	memset(buf, 0xa5, WRITE_BYTES);
-	for (i = 0; i < NR_MC; i++)
-		written += ((bar0[i][0x298 / 8] - before[i]) & ((1ULL << 48) - 1)) * 64;
+	for (i = 0; i < NR_MC; i++) {
+		__u64 now = kt_read_once(bar0[i][0x298 / 8]);
+
+		written += ((now - before[i]) & (BIT_ULL(48) - 1)) * 64;
+	}
 	free(buf);
 	ksft_print_msg("wrote %lu MiB twice; the memory controllers counted %lu MiB written\n",
 		       WRITE_BYTES >> 20, (unsigned long)(written >> 20));

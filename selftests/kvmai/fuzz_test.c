@@ -51,7 +51,12 @@
 #include <linux/kvmai.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/group.h"
+#include "lib/pmu.h"
 
 /* Newer than the installed uapi headers (Linux 6.8). */
 #define FZ_TYPE_SINT (NL_ATTR_TYPE_BITFIELD32 + 1)
@@ -65,7 +70,8 @@
 #define FZ_CLEAN_EVERY	2000	/* delete every group this often (cap: 256) */
 #define FZ_BATCH	64	/* messages per sendmsg() */
 #define FZ_TIMEOUT_S	5	/* a request unanswered this long fails the test */
-#define FZ_OUT_SIZE	(1 << 20)
+#define FZ_OUT_SIZE	BIT(20)
+#define FZ_SENT_FMT "fuzz: %ld messages in %ld batches, %.1f s (%.0f/s); %d groups and %d PMU owners deleted on the way\n"
 #define FZ_OUT_FILL	(256 << 10)	/* a batch ends once it is this big */
 #define FZ_MSG_ROOM	(64 << 10)	/* no message gets near this */
 #define FZ_RX_SLOTS	32
@@ -80,7 +86,7 @@
 
 /* Endpoints bound to vfio-pci for the run, so that groups can be enabled. */
 static const char *const fz_vfio_names[] = { "gpu0", "nic0", "gpu1" };
-#define FZ_NVFIO (sizeof(fz_vfio_names) / sizeof(fz_vfio_names[0]))
+#define FZ_NVFIO (ARRAY_SIZE(fz_vfio_names))
 
 /* Labels for the summary; the operations themselves come from the kernel. */
 static const char *const fz_cmd_names[] = {
@@ -122,7 +128,7 @@ enum {
 	NCAT,
 };
 
-static const uint8_t fz_cat_weight[NCAT] = {
+static const __u8 fz_cat_weight[NCAT] = {
 	[CAT_GROUP] = 5, [CAT_BDF] = 3, [CAT_VM] = 2, [CAT_UNIT] = 2, [CAT_CPUS] = 1,
 	[CAT_DEVNAME] = 1, [CAT_FIXED] = 1, [CAT_PRINTABLE] = 2, [CAT_BYTES] = 2, [CAT_EMPTY] = 1,
 };
@@ -141,32 +147,32 @@ static const uint8_t fz_cat_weight[NCAT] = {
 
 /* One attribute type of a policy, as the controller described it. */
 struct fz_attr {
-	uint32_t kind;		/* NL_ATTR_TYPE_*; 0: not in the policy */
+	__u32 kind;		/* NL_ATTR_TYPE_*; 0: not in the policy */
 	bool has_u, has_s, has_mask;
-	uint64_t min_u, max_u, mask;
-	int64_t min_s, max_s;
-	uint32_t min_len, max_len;	/* max_len 0: no limit given */
+	__u64 min_u, max_u, mask;
+	__s64 min_s, max_s;
+	__u32 min_len, max_len;	/* max_len 0: no limit given */
 	int nested;			/* policy index of a nest, -1: none */
-	uint32_t bf32_mask;
+	__u32 bf32_mask;
 	/*
 	 * Learnt from the replies: which string categories, and whether to
 	 * give the attribute at all.  A policy says "string of at most 15
 	 * bytes", not "PCI address", nor which attributes a handler wants;
 	 * the fuzzer finds out what gets somewhere.
 	 */
-	uint8_t w[NCAT];
-	uint8_t incl;
+	__u8 w[NCAT];
+	__u8 incl;
 };
 
 struct fz_policy {
 	bool listed;		/* the dump described at least one attribute */
-	uint32_t maxtype;	/* highest type described */
+	__u32 maxtype;	/* highest type described */
 	struct fz_attr a[FZ_MAX_TYPE];
 };
 
 struct fz_op {
-	uint8_t cmd;
-	uint32_t flags;		/* GENL_CMD_CAP_*, GENL_ADMIN_PERM */
+	__u8 cmd;
+	__u32 flags;		/* GENL_CMD_CAP_*, GENL_ADMIN_PERM */
 	int pol[2];		/* policy index for do and dump, -1: none */
 };
 
@@ -176,13 +182,13 @@ struct fz_op {
 /* What one (operation, do or dump) got back. */
 struct fz_slot {
 	char name[40];
-	uint64_t sent, ok, other, err[FZ_MAX_ERRNO];
+	__u64 sent, ok, other, err[FZ_MAX_ERRNO];
 	char example[FZ_MAX_ERRNO][112];	/* first extack per errno */
 	/* KVMAI_FUZZ_VERBOSE=2: EINVAL/ERANGE counted by the start of their extack */
 	int nreasons;
 	struct {
 		int err;
-		uint64_t n;
+		__u64 n;
 		char text[FZ_REASON_LEN + 1];
 	} reasons[FZ_REASONS];
 };
@@ -196,9 +202,9 @@ struct fz_ring {
 /* A choice a request made, rewarded if it succeeds, blamed if refused. */
 struct fz_use {
 	struct fz_attr *at;
-	uint16_t off;		/* of the attribute in the request; for IN and
-				 * OUT, of the nest it is (or was not) in */
-	uint8_t cat;		/* string category, or one of: */
+	/* Of the attribute in the request; for IN and OUT, of the nest it is (or was not) in. */
+	__u16 off;
+	__u8 cat;		/* string category, or one of: */
 #define FZ_USE_IN	0xfe	/* the attribute was given */
 #define FZ_USE_OUT	0xff	/* it was left out */
 	char val[24];		/* the string's start */
@@ -207,14 +213,14 @@ struct fz_use {
 #define FZ_USES 48
 
 struct fz_pending {
-	uint32_t seq;
+	__u32 seq;
 	int slot;		/* -1: not a fuzz message */
 	bool dump, final;
 	int err;		/* outcome: 0 or a positive errno */
 	size_t off, len;	/* the request in the batch buffer */
 	char ext[112];
 	bool mutated;
-	uint32_t bad_off;	/* extack: offset of the attribute refused, 0: none */
+	__u32 bad_off;	/* extack: offset of the attribute refused, 0: none */
 	int miss_type;		/* extack: type of a missing attribute, -1: none */
 	bool miss_nested;	/* ... missing inside a nest */
 	int nuse;
@@ -226,16 +232,16 @@ struct fz_pcidev {
 	char bdf[16];
 	char driver[64];
 	int acs;		/* ACS capability offset, 0: none */
-	uint16_t acs_ctl;
+	__u16 acs_ctl;
 };
 
 struct fz {
 	int fd;
-	uint16_t family;
-	uint8_t version;
-	uint32_t seq;
-	uint64_t rng;
-	uint64_t seed;
+	__u16 family;
+	__u8 version;
+	__u32 seq;
+	__u64 rng;
+	__u64 seed;
 
 	int nops;
 	struct fz_op ops[FZ_MAX_OPS];
@@ -247,15 +253,15 @@ struct fz {
 	struct fz_slot slots[2 * FZ_MAX_OPS];
 
 	/* The batch being sent and what is still to come back for it. */
-	uint8_t *out;
+	__u8 *out;
 	size_t out_len;
 	int npend;
 	struct fz_pending pend[FZ_BATCH + 1];
-	uint8_t *rx;
+	__u8 *rx;
 	struct mmsghdr rxm[FZ_RX_SLOTS];
 	struct iovec rxv[FZ_RX_SLOTS];
 	void (*on_data)(struct fz *fz, struct fz_pending *p, const struct nlmsghdr *nlh);
-	uint64_t stray, odd, enabled_seen, ports_seen;
+	__u64 stray, odd, enabled_seen, ports_seen;
 	char odd_what[160];		/* the first of either */
 
 	/* Generation of one message: the mutation and where it goes. */
@@ -263,8 +269,8 @@ struct fz {
 	int victim;		/* attributes to go before the mutated one */
 	int kind;
 	bool mutated;		/* it got it */
-	uint16_t attr_off;	/* of the attribute being generated */
-	uint16_t nest_off;	/* of the nest being generated, 0: top level */
+	__u16 attr_off;	/* of the attribute being generated */
+	__u16 nest_off;	/* of the nest being generated, 0: top level */
 	bool unheard;		/* an attribute the kernel will not read (a duplicate) */
 
 	/* The string and number pools. */
@@ -276,7 +282,7 @@ struct fz {
 	int ndev_names;
 	char pkg[8][64];		/* CPU lists of whole packages */
 	int npkg;
-	uint32_t ids[FZ_RING];
+	__u32 ids[FZ_RING];
 	int nids;
 
 	/* The host before the test, restored and compared after it. */
@@ -291,16 +297,16 @@ struct fz {
  */
 
 /* splitmix64: tiny, and the same sequence from the same seed everywhere. */
-static uint64_t rnd64(struct fz *fz)
+static __u64 rnd64(struct fz *fz)
 {
-	uint64_t z = (fz->rng += 0x9e3779b97f4a7c15ull);
+	__u64 z = (fz->rng += 0x9e3779b97f4a7c15ull);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
 
-static uint32_t rnd(struct fz *fz, uint32_t n)
+static __u32 rnd(struct fz *fz, __u32 n)
 {
 	return n ? rnd64(fz) % n : 0;
 }
@@ -310,14 +316,42 @@ static bool chance(struct fz *fz, unsigned int pct)
 	return rnd(fz, 100) < pct;
 }
 
-#define fz_for_each_attr(a, head, len, rem)					\
-	for (a = (const struct nlattr *)(head), rem = (int)(len);		\
-	     rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem; \
-	     rem -= NLA_ALIGN(a->nla_len),						\
-	     a = (const struct nlattr *)((const char *)a + NLA_ALIGN(a->nla_len)))
+/* The attribute at @p if it is whole within the @rem bytes left, or NULL. */
+static const struct nlattr *fz_attr_at(const void *p, int rem)
+{
+	const struct nlattr *a = p;
 
-#define fz_for_each_nested(a, nest, rem) \
-	fz_for_each_attr(a, (const char *)(nest) + NLA_HDRLEN, (nest)->nla_len - NLA_HDRLEN, rem)
+	if (rem < NLA_HDRLEN || a->nla_len < NLA_HDRLEN || a->nla_len > rem)
+		return NULL;
+	return a;
+}
+
+/* The first attribute of the @len bytes at @head, @rem what is left. */
+static const struct nlattr *fz_attr_first(const void *head, int len, int *rem)
+{
+	*rem = len;
+	return fz_attr_at(head, *rem);
+}
+
+/* The first attribute inside @nest. */
+static const struct nlattr *fz_nested_first(const struct nlattr *nest, int *rem)
+{
+	return fz_attr_first((const char *)nest + NLA_HDRLEN, nest->nla_len - NLA_HDRLEN, rem);
+}
+
+/* The first attribute of generic netlink message @nlh. */
+static const struct nlattr *fz_genl_first(const struct nlmsghdr *nlh, int *rem)
+{
+	return fz_attr_first((const char *)NLMSG_DATA(nlh) + GENL_HDRLEN,
+			     nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, rem);
+}
+
+/* The attribute after @a, NULL at the end. */
+static const struct nlattr *fz_attr_next(const struct nlattr *a, int *rem)
+{
+	*rem -= NLA_ALIGN(a->nla_len);
+	return fz_attr_at((const char *)a + NLA_ALIGN(a->nla_len), *rem);
+}
 
 static int attr_type(const struct nlattr *a)
 {
@@ -334,15 +368,15 @@ static int attr_len(const struct nlattr *a)
 	return a->nla_len - NLA_HDRLEN;
 }
 
-static uint64_t attr_u(const struct nlattr *a)
+static __u64 attr_u(const struct nlattr *a)
 {
-	uint64_t v64 = 0;
-	uint32_t v32 = 0;
-	uint16_t v16 = 0;
+	__u64 v64 = 0;
+	__u32 v32 = 0;
+	__u16 v16 = 0;
 
 	switch (attr_len(a)) {
 	case 1:
-		return *(const uint8_t *)attr_data(a);
+		return *(const __u8 *)attr_data(a);
 	case 2:
 		memcpy(&v16, attr_data(a), 2);
 		return v16;
@@ -356,17 +390,17 @@ static uint64_t attr_u(const struct nlattr *a)
 	return 0;
 }
 
-static int64_t attr_s(const struct nlattr *a)
+static __s64 attr_s(const struct nlattr *a)
 {
 	switch (attr_len(a)) {
 	case 1:
-		return (int8_t)attr_u(a);
+		return (__s8)attr_u(a);
 	case 2:
-		return (int16_t)attr_u(a);
+		return (__s16)attr_u(a);
 	case 4:
-		return (int32_t)attr_u(a);
+		return (__s32)attr_u(a);
 	}
-	return (int64_t)attr_u(a);
+	return (__s64)attr_u(a);
 }
 
 /* A string attribute's text, if it is NUL-terminated and fits @len. */
@@ -380,9 +414,9 @@ static bool attr_str(const struct nlattr *a, char *buf, size_t len)
 	return true;
 }
 
-static const char *type_name(uint32_t kind)
+static const char *type_name(__u32 kind)
 {
-	if (kind < sizeof(fz_type_names) / sizeof(fz_type_names[0]) && fz_type_names[kind])
+	if (kind < ARRAY_SIZE(fz_type_names) && fz_type_names[kind])
 		return fz_type_names[kind];
 	return "?";
 }
@@ -410,7 +444,7 @@ static void ring_add(struct fz_ring *r, const char *s)
 		r->n++;
 }
 
-static void id_add(struct fz *fz, uint32_t id)
+static void id_add(struct fz *fz, __u32 id)
 {
 	for (int i = 0; i < fz->nids; i++)
 		if (fz->ids[i] == id)
@@ -437,9 +471,9 @@ static int pci_snapshot(struct fz_pcidev *devs, int max)
 			continue;
 		memset(p, 0, sizeof(*p));
 		snprintf(p->bdf, sizeof(p->bdf), "%.15s", de->d_name);
-		pci_driver(p->bdf, p->driver, sizeof(p->driver));
-		p->acs = pci_ext_cap(p->bdf, PCI_EXT_CAP_ID_ACS);
-		if (p->acs > 0 && pci_cfg_read16(p->bdf, p->acs + PCI_ACS_CTRL, &p->acs_ctl)) {
+		kt_pci_driver(p->bdf, p->driver, sizeof(p->driver));
+		p->acs = kt_pci_ext_cap(p->bdf, PCI_EXT_CAP_ID_ACS);
+		if (p->acs > 0 && kt_pci_read16(p->bdf, p->acs + PCI_ACS_CTRL, &p->acs_ctl)) {
 			closedir(d);
 			return -EIO;
 		}
@@ -498,7 +532,7 @@ static void out_put(struct fz *fz, const void *data, size_t len)
 }
 
 /* Starts a request of @cmd; returns its pending entry. */
-static struct fz_pending *msg_begin(struct fz *fz, uint16_t type, uint8_t cmd, bool dump,
+static struct fz_pending *msg_begin(struct fz *fz, __u16 type, __u8 cmd, bool dump,
 				    int slot)
 {
 	struct fz_pending *p = &fz->pend[fz->npend++];
@@ -529,7 +563,7 @@ static void msg_end(struct fz *fz, struct fz_pending *p, size_t tail)
 	nlh->nlmsg_len = p->len;
 }
 
-static void put_attr(struct fz *fz, uint16_t type, const void *data, size_t len)
+static void put_attr(struct fz *fz, __u16 type, const void *data, size_t len)
 {
 	struct nlattr h = { .nla_len = NLA_HDRLEN + len, .nla_type = type };
 
@@ -537,7 +571,7 @@ static void put_attr(struct fz *fz, uint16_t type, const void *data, size_t len)
 	out_put(fz, data, len);
 }
 
-static size_t nest_begin(struct fz *fz, uint16_t type)
+static size_t nest_begin(struct fz *fz, __u16 type)
 {
 	size_t off = fz->out_len;
 
@@ -550,7 +584,7 @@ static void nest_end(struct fz *fz, size_t off)
 	((struct nlattr *)(fz->out + off))->nla_len = fz->out_len - off;
 }
 
-static void hexdump(struct __test_metadata *_metadata, const uint8_t *p, size_t len)
+static void hexdump(struct __test_metadata *_metadata, const __u8 *p, size_t len)
 {
 	char line[3 * 32 + 1];
 
@@ -563,7 +597,7 @@ static void hexdump(struct __test_metadata *_metadata, const uint8_t *p, size_t 
 	}
 }
 
-static struct fz_pending *pend_find(struct fz *fz, uint32_t seq)
+static struct fz_pending *pend_find(struct fz *fz, __u32 seq)
 {
 	for (int i = 0; i < fz->npend; i++)
 		if (fz->pend[i].seq == seq)
@@ -572,7 +606,7 @@ static struct fz_pending *pend_find(struct fz *fz, uint32_t seq)
 }
 
 /* Counts an unexpected reply into @count; the first one is described. */
-static void note(struct fz *fz, uint64_t *count, const char *fmt, ...)
+static void note(struct fz *fz, __u64 *count, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -592,7 +626,8 @@ static void read_ext(struct fz_pending *p, const struct nlmsghdr *nlh, size_t of
 
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || off > nlh->nlmsg_len)
 		return;
-	fz_for_each_attr(a, (const char *)nlh + off, nlh->nlmsg_len - off, rem) {
+	for (a = fz_attr_first((const char *)nlh + off, nlh->nlmsg_len - off, &rem); a;
+	     a = fz_attr_next(a, &rem)) {
 		if (attr_type(a) == NLMSGERR_ATTR_MSG)
 			attr_str(a, p->ext, sizeof(p->ext));
 		else if (attr_type(a) == NLMSGERR_ATTR_OFFS)
@@ -610,7 +645,7 @@ static void rx_one(struct fz *fz, const struct nlmsghdr *nlh)
 
 	if (!p || p->final) {
 		note(fz, &fz->stray, "message type %u for seq %u, which %s", nlh->nlmsg_type,
-			 nlh->nlmsg_seq, p ? "was already answered" : "was never sent");
+		     nlh->nlmsg_seq, p ? "was already answered" : "was never sent");
 		return;
 	}
 	if (nlh->nlmsg_type == NLMSG_ERROR) {
@@ -650,7 +685,8 @@ static void rx_one(struct fz *fz, const struct nlmsghdr *nlh)
 		else if (p->dump && !(nlh->nlmsg_flags & NLM_F_MULTI))
 			note(fz, &fz->odd, "dump part without NLM_F_MULTI for seq %u", p->seq);
 		else if (p->slot >= 0 && gh->cmd != req->cmd)
-			note(fz, &fz->odd, "reply cmd %u to a request of cmd %u", gh->cmd, req->cmd);
+			note(fz, &fz->odd, "reply cmd %u to a request of cmd %u", gh->cmd,
+			     req->cmd);
 		else if (fz->on_data)
 			fz->on_data(fz, p, nlh);
 	}
@@ -725,22 +761,22 @@ static void on_family(struct fz *fz, struct fz_pending *p, const struct nlmsghdr
 	const struct nlattr *a, *op, *f;
 	int rem, rem2, rem3;
 
-	fz_for_each_attr(a, (const char *)NLMSG_DATA(nlh) + GENL_HDRLEN,
-			 nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, rem) {
+	for (a = fz_genl_first(nlh, &rem); a; a = fz_attr_next(a, &rem)) {
 		if (attr_type(a) == CTRL_ATTR_FAMILY_ID)
 			fz->family = attr_u(a);
 		else if (attr_type(a) == CTRL_ATTR_VERSION)
 			fz->version = attr_u(a);
 		if (attr_type(a) != CTRL_ATTR_OPS)
 			continue;
-		fz_for_each_nested(op, a, rem2) {
+		for (op = fz_nested_first(a, &rem2); op; op = fz_attr_next(op, &rem2)) {
 			struct fz_op *o = &fz->ops[fz->nops];
 
 			if (fz->nops == FZ_MAX_OPS)
 				break;
 			memset(o, 0, sizeof(*o));
-			o->pol[0] = o->pol[1] = -1;
-			fz_for_each_nested(f, op, rem3) {
+			o->pol[0] = -1;
+			o->pol[1] = -1;
+			for (f = fz_nested_first(op, &rem3); f; f = fz_attr_next(f, &rem3)) {
 				if (attr_type(f) == CTRL_ATTR_OP_ID)
 					o->cmd = attr_u(f);
 				else if (attr_type(f) == CTRL_ATTR_OP_FLAGS)
@@ -751,7 +787,7 @@ static void on_family(struct fz *fz, struct fz_pending *p, const struct nlmsghdr
 	}
 }
 
-static struct fz_op *op_find(struct fz *fz, uint32_t cmd)
+static struct fz_op *op_find(struct fz *fz, __u32 cmd)
 {
 	for (int i = 0; i < fz->nops; i++)
 		if (fz->ops[i].cmd == cmd)
@@ -782,7 +818,7 @@ static void parse_policy_attr(struct fz *fz, int idx, int type, const struct nla
 	at->incl = FZ_INCL;
 	for (int c = 0; c < NCAT; c++)
 		at->w[c] = FZ_W_START * fz_cat_weight[c];
-	fz_for_each_nested(a, nest, rem) {
+	for (a = fz_nested_first(nest, &rem); a; a = fz_attr_next(a, &rem)) {
 		switch (attr_type(a)) {
 		case NL_POLICY_TYPE_ATTR_TYPE:
 			at->kind = attr_u(a);
@@ -834,7 +870,7 @@ static void parse_policy_attr(struct fz *fz, int idx, int type, const struct nla
 	if (idx + 1 > fz->npol)
 		fz->npol = idx + 1;
 	fz->pol[idx].listed = true;
-	if ((uint32_t)type > fz->pol[idx].maxtype)
+	if ((__u32)type > fz->pol[idx].maxtype)
 		fz->pol[idx].maxtype = type;
 }
 
@@ -843,11 +879,10 @@ static void on_policy(struct fz *fz, struct fz_pending *p, const struct nlmsghdr
 	const struct nlattr *a, *x, *y;
 	int rem, rem2, rem3;
 
-	fz_for_each_attr(a, (const char *)NLMSG_DATA(nlh) + GENL_HDRLEN,
-			 nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, rem) {
+	for (a = fz_genl_first(nlh, &rem); a; a = fz_attr_next(a, &rem)) {
 		if (attr_type(a) == CTRL_ATTR_OP_POLICY) {
 			/* op -> { do: policy index, dump: policy index } */
-			fz_for_each_nested(x, a, rem2) {
+			for (x = fz_nested_first(a, &rem2); x; x = fz_attr_next(x, &rem2)) {
 				struct fz_op *o = op_find(fz, attr_type(x));
 
 				if (!o) {
@@ -855,7 +890,7 @@ static void on_policy(struct fz *fz, struct fz_pending *p, const struct nlmsghdr
 						  attr_type(x));
 					continue;
 				}
-				fz_for_each_nested(y, x, rem3) {
+				for (y = fz_nested_first(x, &rem3); y; y = fz_attr_next(y, &rem3)) {
 					int which = attr_type(y) == CTRL_ATTR_POLICY_DO ? 0 :
 						    attr_type(y) == CTRL_ATTR_POLICY_DUMP ? 1 : -1;
 
@@ -870,13 +905,13 @@ static void on_policy(struct fz *fz, struct fz_pending *p, const struct nlmsghdr
 			}
 		} else if (attr_type(a) == CTRL_ATTR_POLICY) {
 			/* policy index -> attribute type -> its description */
-			fz_for_each_nested(x, a, rem2) {
+			for (x = fz_nested_first(a, &rem2); x; x = fz_attr_next(x, &rem2)) {
 				if (attr_type(x) >= FZ_MAX_POL) {
 					parse_err(fz, "policy index %d past %d", attr_type(x),
 						  FZ_MAX_POL);
 					continue;
 				}
-				fz_for_each_nested(y, x, rem3) {
+				for (y = fz_nested_first(x, &rem3); y; y = fz_attr_next(y, &rem3)) {
 					if (attr_type(y) >= FZ_MAX_TYPE) {
 						parse_err(fz, "policy %d: attr type %d past %d",
 							  attr_type(x), attr_type(y), FZ_MAX_TYPE);
@@ -889,9 +924,9 @@ static void on_policy(struct fz *fz, struct fz_pending *p, const struct nlmsghdr
 	}
 }
 
-static const char *op_name(uint8_t cmd, char *buf, size_t len)
+static const char *op_name(__u8 cmd, char *buf, size_t len)
 {
-	if (cmd < sizeof(fz_cmd_names) / sizeof(fz_cmd_names[0]) && fz_cmd_names[cmd])
+	if (cmd < ARRAY_SIZE(fz_cmd_names) && fz_cmd_names[cmd])
 		return fz_cmd_names[cmd];
 	snprintf(buf, len, "cmd-%u", cmd);
 	return buf;
@@ -919,11 +954,13 @@ static int fz_discover(struct fz *fz, char *why, size_t len)
 	if (ret)
 		return ret;
 	if (p->err) {
-		snprintf(why, len, "CTRL_CMD_GETFAMILY %s: %s", KVMAI_FAMILY_NAME, strerror(p->err));
+		snprintf(why, len, "CTRL_CMD_GETFAMILY %s: %s", KVMAI_FAMILY_NAME,
+			 strerror(p->err));
 		return -p->err;
 	}
 	if (!fz->family || !fz->nops) {
-		snprintf(why, len, "CTRL_CMD_GETFAMILY: family id %u, %d ops", fz->family, fz->nops);
+		snprintf(why, len, "CTRL_CMD_GETFAMILY: family id %u, %d ops", fz->family,
+			 fz->nops);
 		return -ENOENT;
 	}
 
@@ -949,7 +986,8 @@ static int fz_discover(struct fz *fz, char *why, size_t len)
 		struct fz_op *o = &fz->ops[i];
 
 		if (!(o->flags & (GENL_CMD_CAP_DO | GENL_CMD_CAP_DUMP))) {
-			snprintf(why, len, "op %s: neither do nor dump", op_name(o->cmd, nb, sizeof(nb)));
+			snprintf(why, len, "op %s: neither do nor dump",
+				 op_name(o->cmd, nb, sizeof(nb)));
 			return -EPROTO;
 		}
 		if (((o->flags & GENL_CMD_CAP_DO) && o->pol[0] < 0) ||
@@ -981,7 +1019,7 @@ enum {
 	MUT_KINDS,
 };
 
-static int int_width(uint32_t kind)
+static int int_width(__u32 kind)
 {
 	switch (kind) {
 	case NL_ATTR_TYPE_U8:
@@ -1003,19 +1041,25 @@ static int int_width(uint32_t kind)
 	return 0;
 }
 
-static bool is_signed(uint32_t kind)
+static bool is_signed(__u32 kind)
 {
 	return kind == NL_ATTR_TYPE_S8 || kind == NL_ATTR_TYPE_S16 ||
 	       kind == NL_ATTR_TYPE_S32 || kind == NL_ATTR_TYPE_S64 || kind == FZ_TYPE_SINT;
 }
 
-static bool is_string(uint32_t kind)
+/* The variable-width integers, 4 or 8 bytes. */
+static bool is_int(__u32 kind)
+{
+	return kind == FZ_TYPE_UINT || kind == FZ_TYPE_SINT;
+}
+
+static bool is_string(__u32 kind)
 {
 	return kind == NL_ATTR_TYPE_STRING || kind == NL_ATTR_TYPE_NUL_STRING ||
 	       kind == NL_ATTR_TYPE_BINARY;
 }
 
-static bool is_nest(uint32_t kind)
+static bool is_nest(__u32 kind)
 {
 	return kind == NL_ATTR_TYPE_NESTED || kind == NL_ATTR_TYPE_NESTED_ARRAY;
 }
@@ -1025,7 +1069,7 @@ static bool is_nest(uint32_t kind)
  * random ones: they would be PIDs of processes that exist in one boot and
  * not in the next, and a replay would take another path.
  */
-static uint64_t pool_u(struct fz *fz)
+static __u64 pool_u(struct fz *fz)
 {
 	switch (rnd(fz, 6)) {
 	case 0:
@@ -1042,11 +1086,11 @@ static uint64_t pool_u(struct fz *fz)
 	return rnd64(fz);
 }
 
-static uint64_t gen_u(struct fz *fz, const struct fz_attr *at, int width)
+static __u64 gen_u(struct fz *fz, const struct fz_attr *at, int width)
 {
-	uint64_t tmax = width == 8 ? UINT64_MAX : (1ull << (8 * width)) - 1;
-	uint64_t lo = at->has_u ? at->min_u : 0, hi = at->has_u ? at->max_u : tmax;
-	uint64_t v;
+	__u64 tmax = width == 8 ? UINT64_MAX : (1ull << (8 * width)) - 1;
+	__u64 lo = at->has_u ? at->min_u : 0, hi = at->has_u ? at->max_u : tmax;
+	__u64 v;
 
 	if (hi > tmax)
 		hi = tmax;
@@ -1074,12 +1118,12 @@ static uint64_t gen_u(struct fz *fz, const struct fz_attr *at, int width)
 	return lo + rnd64(fz) % (hi - lo + 1);
 }
 
-static int64_t gen_s(struct fz *fz, const struct fz_attr *at, int width)
+static __s64 gen_s(struct fz *fz, const struct fz_attr *at, int width)
 {
-	int64_t tmin = width == 8 ? INT64_MIN : -(1ll << (8 * width - 1));
-	int64_t tmax = width == 8 ? INT64_MAX : (1ll << (8 * width - 1)) - 1;
-	int64_t lo = at->has_s ? at->min_s : tmin, hi = at->has_s ? at->max_s : tmax;
-	uint64_t span = (uint64_t)hi - (uint64_t)lo;
+	__s64 tmin = width == 8 ? INT64_MIN : -(1ll << (8 * width - 1));
+	__s64 tmax = width == 8 ? INT64_MAX : (1ll << (8 * width - 1)) - 1;
+	__s64 lo = at->has_s ? at->min_s : tmin, hi = at->has_s ? at->max_s : tmax;
+	__u64 span = (__u64)hi - (__u64)lo;
 
 	switch (rnd(fz, 8)) {
 	case 0:
@@ -1091,36 +1135,37 @@ static int64_t gen_s(struct fz *fz, const struct fz_attr *at, int width)
 			return 0;
 		break;
 	case 3:
-		if ((int64_t)fz->ncpu >= lo && (int64_t)fz->ncpu <= hi)
+		if ((__s64)fz->ncpu >= lo && (__s64)fz->ncpu <= hi)
 			return fz->ncpu;
 		break;
 	}
 	if (span == UINT64_MAX)
-		return (int64_t)rnd64(fz);
-	return (int64_t)((uint64_t)lo + rnd64(fz) % (span + 1));
+		return (__s64)rnd64(fz);
+	return (__s64)((__u64)lo + rnd64(fz) % (span + 1));
 }
 
 /* A value just outside the policy's range, if the type can hold one. */
-static bool gen_out_of_range(struct fz *fz, const struct fz_attr *at, int width, uint64_t *v)
+static bool gen_out_of_range(struct fz *fz, const struct fz_attr *at, int width, __u64 *v)
 {
 	if (is_signed(at->kind)) {
-		int64_t tmin = width == 8 ? INT64_MIN : -(1ll << (8 * width - 1));
-		int64_t tmax = width == 8 ? INT64_MAX : (1ll << (8 * width - 1)) - 1;
+		__s64 tmin = width == 8 ? INT64_MIN : -(1ll << (8 * width - 1));
+		__s64 tmax = width == 8 ? INT64_MAX : (1ll << (8 * width - 1)) - 1;
 		bool below = at->has_s && at->min_s > tmin, above = at->has_s && at->max_s < tmax;
 
 		/* Room on either side, in unsigned arithmetic (no overflow). */
-		uint64_t room_lo = (uint64_t)at->min_s - (uint64_t)tmin;
-		uint64_t room_hi = (uint64_t)tmax - (uint64_t)at->max_s;
+		__u64 room_lo = (__u64)at->min_s - (__u64)tmin;
+		__u64 room_hi = (__u64)tmax - (__u64)at->max_s;
 
 		if (!below && !above)
 			return false;
 		if (below && (!above || chance(fz, 50)))
-			*v = (uint64_t)at->min_s - 1 - rnd(fz, room_lo < 16 ? room_lo : 16);
+			*v = (__u64)at->min_s - 1 - rnd(fz, room_lo < 16 ? room_lo : 16);
 		else
-			*v = (uint64_t)at->max_s + 1 + rnd(fz, room_hi < 16 ? room_hi : 16);
+			*v = (__u64)at->max_s + 1 + rnd(fz, room_hi < 16 ? room_hi : 16);
 		return true;
-	} else {
-		uint64_t tmax = width == 8 ? UINT64_MAX : (1ull << (8 * width)) - 1;
+	}
+	{
+		__u64 tmax = width == 8 ? UINT64_MAX : (1ull << (8 * width)) - 1;
 		bool below = at->has_u && at->min_u > 0, above = at->has_u && at->max_u < tmax;
 
 		if (at->has_mask && (~at->mask & tmax)) {
@@ -1159,7 +1204,7 @@ static int gen_bdf(struct fz *fz, char *buf, size_t len)
 	case 1:
 		return snprintf(buf, len, "%04X:%02X:%02X.%X", dom, bus, dev, fn);
 	case 2:
-		return snprintf(buf, len, "%s%c", b, "x \n.:"[rnd(fz, 5)]);
+		return snprintf(buf, len, "%s%c", b, "x \x0a.:"[rnd(fz, 5)]);
 	case 3:
 		return snprintf(buf, len, "%04x:%02x:%02x.%x", dom, bus, dev, 8 + rnd(fz, 8));
 	case 4:
@@ -1175,12 +1220,18 @@ static int gen_random_bytes(struct fz *fz, char *buf, int n, bool printable)
 	return n;
 }
 
+/* @n random non-zero bytes into @buf: @buf, or NULL for none. */
+static const void *random_bytes(struct fz *fz, void *buf, int n)
+{
+	return gen_random_bytes(fz, buf, n, false) ? buf : NULL;
+}
+
 /*
  * A string for an attribute of at most @max bytes (0: no limit): mostly
  * names the handlers know, so that requests get somewhere.  Not
  * NUL-terminated; returns its length.
  */
-static int gen_string(struct fz *fz, struct fz_attr *at, char *buf, int cap, uint32_t max)
+static int gen_string(struct fz *fz, struct fz_attr *at, char *buf, int cap, __u32 max)
 {
 	int lim = max && (int)max < cap ? (int)max : cap;
 	struct fz_pending *p = &fz->pend[fz->npend - 1];
@@ -1215,7 +1266,7 @@ static int gen_string(struct fz *fz, struct fz_attr *at, char *buf, int cap, uin
 		r = &fz->units;
 		break;
 	case CAT_CPUS: {
-		const char *f = fz_cpu_fmts[rnd(fz, sizeof(fz_cpu_fmts) / sizeof(fz_cpu_fmts[0]))];
+		const char *f = fz_cpu_fmts[rnd(fz, ARRAY_SIZE(fz_cpu_fmts))];
 		int a = fz->ncpu - 1, b = fz->ncpu + rnd(fz, 3);
 
 		/* Mostly whole packages, as uncore units want them. */
@@ -1265,10 +1316,10 @@ out:
 static void gen_policy(struct fz *fz, int pol, int depth);
 
 /* The payload of a valid attribute of @at into @buf; returns its length. */
-static int gen_payload(struct fz *fz, struct fz_attr *at, uint8_t *buf, int cap)
+static int gen_payload(struct fz *fz, struct fz_attr *at, __u8 *buf, int cap)
 {
 	int w = int_width(at->kind), n;
-	uint64_t v;
+	__u64 v;
 
 	switch (at->kind) {
 	case NL_ATTR_TYPE_FLAG:
@@ -1283,7 +1334,7 @@ static int gen_payload(struct fz *fz, struct fz_attr *at, uint8_t *buf, int cap)
 			buf[n++] = '\0';
 		return n;
 	case NL_ATTR_TYPE_BINARY: {
-		uint32_t max = at->max_len ? at->max_len : 64;
+		__u32 max = at->max_len ? at->max_len : 64;
 
 		if (max < at->min_len)
 			max = at->min_len;
@@ -1296,33 +1347,33 @@ static int gen_payload(struct fz *fz, struct fz_attr *at, uint8_t *buf, int cap)
 		return n;
 	}
 	case NL_ATTR_TYPE_BITFIELD32: {
-		uint32_t bf[2];
+		__u32 bf[2];
 
-		bf[1] = (uint32_t)rnd64(fz) & at->bf32_mask;
-		bf[0] = (uint32_t)rnd64(fz) & bf[1];
+		bf[1] = (__u32)rnd64(fz) & at->bf32_mask;
+		bf[0] = (__u32)rnd64(fz) & bf[1];
 		memcpy(buf, bf, sizeof(bf));
 		return sizeof(bf);
 	}
 	}
 	if (!w)
 		return 0;
-	if ((at->kind == FZ_TYPE_UINT || at->kind == FZ_TYPE_SINT) && chance(fz, 50))
+	if (is_int(at->kind) && chance(fz, 50))
 		w = 8;
-	v = is_signed(at->kind) ? (uint64_t)gen_s(fz, at, w) : gen_u(fz, at, w);
+	v = is_signed(at->kind) ? (__u64)gen_s(fz, at, w) : gen_u(fz, at, w);
 	/* Little endian host: the low @w bytes are the value. */
 	memcpy(buf, &v, w);
 	return w;
 }
 
 static void put_valid(struct fz *fz, int type, struct fz_attr *at, int depth,
-		      uint16_t flags)
+		      __u16 flags)
 {
-	uint8_t buf[512];
+	__u8 buf[512];
 	size_t nest;
 	int n;
 
 	if (is_nest(at->kind)) {
-		uint16_t outer = fz->nest_off;
+		__u16 outer = fz->nest_off;
 
 		nest = nest_begin(fz, type | (flags ^ NLA_F_NESTED));
 		if (at->kind == NL_ATTR_TYPE_NESTED_ARRAY) {
@@ -1350,7 +1401,7 @@ static void put_valid(struct fz *fz, int type, struct fz_attr *at, int depth,
 static int unknown_type(struct fz *fz, int pol)
 {
 	const struct fz_policy *p = pol >= 0 ? &fz->pol[pol] : NULL;
-	uint32_t max = p ? p->maxtype : 0;
+	__u32 max = p ? p->maxtype : 0;
 
 	switch (rnd(fz, 5)) {
 	case 0:
@@ -1373,14 +1424,14 @@ static int unknown_type(struct fz *fz, int pol)
 /* Random bytes under an attribute header, as if they were a nest. */
 static void put_garbage(struct fz *fz, int type)
 {
-	uint8_t buf[64];
+	__u8 buf[64];
 	int n = rnd(fz, sizeof(buf));
 
 	for (int i = 0; i < n; i++)
 		buf[i] = rnd(fz, 256);
 	/* Sometimes plausible: headers with random lengths and types. */
 	for (int i = 0; i + 4 <= n && chance(fz, 50); i += 4 + rnd(fz, 8)) {
-		uint16_t h[2] = { rnd(fz, 24), rnd(fz, 12) };
+		__u16 h[2] = { rnd(fz, 24), rnd(fz, 12) };
 
 		memcpy(buf + i, h, sizeof(h));
 	}
@@ -1391,15 +1442,15 @@ static void put_garbage(struct fz *fz, int type)
 static void put_mutated(struct fz *fz, int pol, int type, struct fz_attr *at, int depth)
 {
 	int w = int_width(at->kind);
-	uint8_t buf[4096 + 64];
-	uint64_t v;
+	__u8 buf[4096 + 64];
+	__u64 v;
 	int n;
 
 	fz->mutated = true;
 	switch (fz->kind) {
 	case MUT_RANGE:
 		if (w && gen_out_of_range(fz, at, w, &v)) {
-			if ((at->kind == FZ_TYPE_UINT || at->kind == FZ_TYPE_SINT) && chance(fz, 50))
+			if (is_int(at->kind) && chance(fz, 50))
 				w = 8;
 			put_attr(fz, type, &v, w);
 			return;
@@ -1411,10 +1462,10 @@ static void put_mutated(struct fz *fz, int pol, int type, struct fz_attr *at, in
 			static const int lens[] = { 0, 1, 2, 3, 5, 6, 7, 8, 9, 12, 16 };
 
 			do {
-				n = lens[rnd(fz, sizeof(lens) / sizeof(lens[0]))];
+				n = lens[rnd(fz, ARRAY_SIZE(lens))];
 			} while (n == (at->kind == NL_ATTR_TYPE_BITFIELD32 ? 8 : w) ||
-				 (n == 8 && (at->kind == FZ_TYPE_UINT || at->kind == FZ_TYPE_SINT)));
-			put_attr(fz, type, gen_random_bytes(fz, (char *)buf, n, false) ? buf : NULL, n);
+				 (n == 8 && is_int(at->kind)));
+			put_attr(fz, type, random_bytes(fz, buf, n), n);
 			return;
 		}
 		if (is_nest(at->kind)) {
@@ -1433,8 +1484,7 @@ static void put_mutated(struct fz *fz, int pol, int type, struct fz_attr *at, in
 			put_attr(fz, type, buf, n + (at->kind == NL_ATTR_TYPE_NUL_STRING));
 			return;
 		}
-		put_attr(fz, type, gen_random_bytes(fz, (char *)buf, 64, false) ? buf : NULL,
-			 16 + rnd(fz, 48));
+		put_attr(fz, type, random_bytes(fz, buf, 64), 16 + rnd(fz, 48));
 		return;
 	case MUT_NO_NUL:
 		if (is_string(at->kind)) {
@@ -1485,7 +1535,7 @@ static void gen_policy(struct fz *fz, int pol, int depth)
 	if (pol < 0 || pol >= FZ_MAX_POL || depth > FZ_DEPTH)
 		return;
 	p = &fz->pol[pol];
-	for (uint32_t t = 1; p->listed && t <= p->maxtype && t < FZ_MAX_TYPE; t++) {
+	for (__u32 t = 1; p->listed && t <= p->maxtype && t < FZ_MAX_TYPE; t++) {
 		struct fz_attr *at = &p->a[t];
 		struct fz_pending *pd = &fz->pend[fz->npend - 1];
 		int reps = chance(fz, at->incl) ? (chance(fz, 10) ? 2 : 1) : 0;
@@ -1522,7 +1572,7 @@ static void gen_policy(struct fz *fz, int pol, int depth)
 static size_t mutate_tail(struct fz *fz, int pol)
 {
 	struct nlattr h;
-	uint8_t buf[16];
+	__u8 buf[16];
 	int n;
 
 	fz->mutated = true;
@@ -1542,7 +1592,7 @@ static size_t mutate_tail(struct fz *fz, int pol)
 			out_put(fz, &h, sizeof(h));
 			n = rnd(fz, 4);
 			if (n) {
-				out_put(fz, gen_random_bytes(fz, (char *)buf, n, false) ? buf : NULL, n);
+				out_put(fz, random_bytes(fz, buf, n), n);
 				return n;
 			}
 			return 0;
@@ -1584,7 +1634,7 @@ static bool gen_message(struct fz *fz, long index)
 	bool dump;
 	int slot, pol;
 
-	fz->rng = fz->seed ^ ((uint64_t)index * 0xd1342543de82ef95ull);
+	fz->rng = fz->seed ^ ((__u64)index * 0xd1342543de82ef95ull);
 	o = &fz->ops[rnd(fz, fz->nops)];
 	dump = (o->flags & GENL_CMD_CAP_DUMP) &&
 	       (!(o->flags & GENL_CMD_CAP_DO) || chance(fz, 30));
@@ -1619,7 +1669,7 @@ static void harvest_unit(struct fz *fz, const struct nlattr *nest)
 	char s[FZ_STR];
 	int rem;
 
-	fz_for_each_nested(a, nest, rem)
+	for (a = fz_nested_first(nest, &rem); a; a = fz_attr_next(a, &rem))
 		if (attr_type(a) == KVMAI_A_UNIT_NAME && attr_str(a, s, sizeof(s)))
 			ring_add(&fz->units, s);
 }
@@ -1631,8 +1681,7 @@ static void on_reply(struct fz *fz, struct fz_pending *p, const struct nlmsghdr 
 	char s[FZ_STR];
 	int rem;
 
-	fz_for_each_attr(a, (const char *)gh + GENL_HDRLEN,
-			 nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN, rem) {
+	for (a = fz_genl_first(nlh, &rem); a; a = fz_attr_next(a, &rem)) {
 		switch (gh->cmd) {
 		case KVMAI_CMD_GROUP_NEW:
 		case KVMAI_CMD_GROUP_GET:
@@ -1674,7 +1723,7 @@ static bool blames(const struct fz_pending *p, const struct fz_use *u)
 	       (p->err == ENODEV && strlen(u->val) >= 3 && strstr(p->ext, u->val));
 }
 
-static void weigh(uint8_t *w, int delta)
+static void weigh(__u8 *w, int delta)
 {
 	int v = *w + delta;
 
@@ -1781,7 +1830,7 @@ static void record(struct fz *fz, const struct fz_pending *p)
  */
 
 /* Deletes every group and releases every PMU owner; counts into @ng, @np. */
-static int fz_clean(struct nl_sock *sk, int family, int *ng, int *np)
+static int fz_clean(struct kt_nl *nl, int *ng, int *np)
 {
 	struct kt_req gd = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
 	struct kt_pmu_req pd = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
@@ -1794,11 +1843,11 @@ static int fz_clean(struct nl_sock *sk, int family, int *ng, int *np)
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = kt_request(sk, family, &gd, g, KVMAI_MAX_GROUPS, &n, NULL, 0);
+	ret = _test_cmd_group_dump(nl, &gd, g, KVMAI_MAX_GROUPS, &n);
 	for (int i = 0; !ret && i < n && i < KVMAI_MAX_GROUPS; i++) {
 		struct kt_req del = { .cmd = KVMAI_CMD_GROUP_DEL, .name = g[i].name };
 
-		ret = kt_request(sk, family, &del, NULL, 0, NULL, NULL, 0);
+		ret = _test_cmd_group(nl, &del, NULL);
 		/* A bind-socket group may go with its socket meanwhile. */
 		if (ret == -ENOENT)
 			ret = 0;
@@ -1807,11 +1856,11 @@ static int fz_clean(struct nl_sock *sk, int family, int *ng, int *np)
 	if (ret)
 		goto out;
 	n = 0;
-	ret = kt_pmu_request(sk, family, &pd, v, KVMAI_MAX_PMU_VMS, &n, NULL, 0);
+	ret = _test_cmd_pmu_dump(nl, &pd, v, KVMAI_MAX_PMU_VMS, &n);
 	for (int i = 0; !ret && i < n && i < KVMAI_MAX_PMU_VMS; i++) {
 		struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = v[i].vm };
 
-		ret = kt_pmu_request(sk, family, &rel, NULL, 0, NULL, NULL, 0);
+		ret = _test_cmd_pmu(nl, &rel, NULL);
 		if (ret == -ENOENT)
 			ret = 0;
 		*np += !ret;
@@ -1822,20 +1871,20 @@ out:
 	return ret;
 }
 
-static int count_groups(struct nl_sock *sk, int family, int *n)
+static int count_groups(struct kt_nl *nl, int *n)
 {
 	struct kt_req gd = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
 
 	*n = -1;
-	return kt_request(sk, family, &gd, NULL, 0, n, NULL, 0);
+	return _test_cmd_group_dump(nl, &gd, NULL, 0, n);
 }
 
-static int count_pmu_vms(struct nl_sock *sk, int family, int *n)
+static int count_pmu_vms(struct kt_nl *nl, int *n)
 {
 	struct kt_pmu_req pd = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
 
 	*n = -1;
-	return kt_pmu_request(sk, family, &pd, NULL, 0, n, NULL, 0);
+	return _test_cmd_pmu_dump(nl, &pd, NULL, 0, n);
 }
 
 /* ---------------------------------------------------------------------------
@@ -1880,7 +1929,7 @@ static void describe_policy(struct __test_metadata *_metadata, struct fz *fz, co
 	n += snprintf(line, sizeof(line), "%s: policy %d:", what, pol);
 	if (!fz->pol[pol].listed)
 		n += snprintf(line + n, sizeof(line) - n, " no attributes");
-	for (uint32_t t = 1; t <= fz->pol[pol].maxtype && n < (int)sizeof(line); t++) {
+	for (__u32 t = 1; t <= fz->pol[pol].maxtype && n < (int)sizeof(line); t++) {
 		const struct fz_attr *at = &fz->pol[pol].a[t];
 
 		if (!at->kind)
@@ -1905,7 +1954,7 @@ TEST(policies_are_exported)
 	int attrs = 0, ret;
 
 	ASSERT_NE(NULL, fz);
-	ASSERT_EQ(0, kvmai_module_load()) TH_LOG("cannot insmod %s", KVMAI_MODULE_PATH);
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL) TH_LOG("cannot insmod %s", KT_KVMAI_PATH);
 	fz->fd = fz_socket();
 	ASSERT_LE(0, fz->fd) TH_LOG("netlink socket: %s", strerror(-fz->fd));
 	ret = fz_discover(fz, why, sizeof(why));
@@ -1933,7 +1982,7 @@ TEST(policies_are_exported)
 	}
 	/* Every nest points at a policy the dump described. */
 	for (int p = 0; p < fz->npol; p++) {
-		for (uint32_t t = 0; t < FZ_MAX_TYPE; t++) {
+		for (__u32 t = 0; t < FZ_MAX_TYPE; t++) {
 			const struct fz_attr *at = &fz->pol[p].a[t];
 
 			attrs += !!at->kind;
@@ -1954,8 +2003,7 @@ TEST(policies_are_exported)
 
 FIXTURE(fuzz) {
 	struct fz *fz;
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	bool loaded_mock;
 };
 
@@ -1968,12 +2016,12 @@ FIXTURE_SETUP(fuzz)
 	char why[256] = "";
 	struct fz *fz;
 
-	if (!kvmai_dev("gpu0"))
-		SKIP(return, "no device map at %s: not in the emulated host", KVMAI_DEVICES_FILE);
-	ASSERT_EQ(0, kvmai_module_load()) TH_LOG("cannot insmod %s", KVMAI_MODULE_PATH);
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	self->fz = fz = fz_alloc();
+	if (!kt_dev("gpu0"))
+		SKIP(return, "no device map at %s: not in the emulated host", KT_DEVICES_FILE);
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL) TH_LOG("cannot insmod %s", KT_KVMAI_PATH);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	fz = fz_alloc();
+	self->fz = fz;
 	ASSERT_NE(NULL, fz);
 	fz->fd = fz_socket();
 	ASSERT_LE(0, fz->fd) TH_LOG("netlink socket: %s", strerror(-fz->fd));
@@ -1982,8 +2030,9 @@ FIXTURE_SETUP(fuzz)
 	 * The mock PMU provider offers uncore units and a core PMU, so that
 	 * pmu-assign can succeed; it goes again if this test loaded it.
 	 */
-	if (!access(KVMAI_MOCK_PATH, F_OK) && !kvmai_mock_loaded()) {
-		ASSERT_EQ(0, kvmai_mock_load()) TH_LOG("cannot insmod %s", KVMAI_MOCK_PATH);
+	if (!access(KT_MOCK_PMU_PATH, F_OK) && !kt_mod_loaded(KT_MOD_MOCK_PMU)) {
+		test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL)
+			TH_LOG("cannot insmod %s", KT_MOCK_PMU_PATH);
 		self->loaded_mock = true;
 	}
 }
@@ -2003,9 +2052,9 @@ FIXTURE_TEARDOWN(fuzz)
 	int ng, np, n;
 
 	/* Whatever the test left: groups first, so ports are restored. */
-	if (self->sk) {
-		fz_clean(self->sk, self->family, &ng, &np);
-		kvmai_genl_close(self->sk);
+	if (self->nl.sk) {
+		fz_clean(&self->nl, &ng, &np);
+		kt_nl_close(&self->nl);
 	}
 	if (fz && fz->bound) {
 		for (int i = 0; i < fz->nvfio; i++) {
@@ -2013,10 +2062,10 @@ FIXTURE_TEARDOWN(fuzz)
 							       fz->vfio[i]);
 			char drv[64] = "";
 
-			pci_bind(fz->vfio[i], "");
-			pci_driver(fz->vfio[i], drv, sizeof(drv));
+			_test_cmd_pci_bind(fz->vfio[i], "");
+			kt_pci_driver(fz->vfio[i], drv, sizeof(drv));
 			if (was && was->driver[0] && strcmp(drv, was->driver))
-				pci_bind(fz->vfio[i], was->driver);
+				_test_cmd_pci_bind(fz->vfio[i], was->driver);
 		}
 		/* Every device on the driver it had. */
 		n = pci_snapshot(now, 128);
@@ -2033,7 +2082,8 @@ FIXTURE_TEARDOWN(fuzz)
 		}
 	}
 	if (self->loaded_mock)
-		EXPECT_EQ(0, kvmai_mock_unload()) TH_LOG("rmmod kvmai_mock_pmu refused");
+		EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_PMU))
+			TH_LOG("rmmod kvmai_mock_pmu refused");
 	fz_free(fz);
 }
 
@@ -2104,11 +2154,11 @@ static int acs_diff(const struct fz *fz, char *diff, size_t len)
 	diff[0] = '\0';
 	for (int i = 0; i < fz->npci; i++) {
 		const struct fz_pcidev *p = &fz->pci[i];
-		uint16_t now = 0xdead;
+		__u16 now = 0xdead;
 
 		if (!p->acs)
 			continue;
-		pci_cfg_read16(p->bdf, p->acs + PCI_ACS_CTRL, &now);
+		kt_pci_read16(p->bdf, p->acs + PCI_ACS_CTRL, &now);
 		if (now == p->acs_ctl)
 			continue;
 		n++;
@@ -2125,19 +2175,19 @@ static int acs_diff(const struct fz *fz, char *diff, size_t len)
  */
 static void fz_host_setup(struct __test_metadata *_metadata, struct fz *fz)
 {
-	const struct kvmai_dev *devs[64];
+	const struct kt_dev *devs[64];
 	int n;
 
 	fz->npci_before = pci_snapshot(fz->pci_before, 128);
 	ASSERT_LT(0, fz->npci_before) TH_LOG("cannot read /sys/bus/pci/devices");
 	fz->bound = true;
 	for (size_t i = 0; i < FZ_NVFIO; i++) {
-		const struct kvmai_dev *d = kvmai_dev(fz_vfio_names[i]);
+		const struct kt_dev *d = kt_dev(fz_vfio_names[i]);
 
 		if (!d)
 			continue;
 		snprintf(fz->vfio[fz->nvfio++], sizeof(fz->vfio[0]), "%s", d->bdf);
-		ASSERT_EQ(0, pci_bind(d->bdf, "vfio-pci"))
+		test_cmd_pci_bind(d->bdf, "vfio-pci")
 			TH_LOG("cannot bind %s (%s) to vfio-pci", d->name, d->bdf);
 	}
 	ASSERT_LE(2, fz->nvfio) TH_LOG("fewer than two endpoints to group");
@@ -2147,7 +2197,7 @@ static void fz_host_setup(struct __test_metadata *_metadata, struct fz *fz)
 	ASSERT_EQ(fz->npci_before, fz->npci);
 	for (int i = 0; i < fz->npci && fz->nbdf < 64; i++)
 		snprintf(fz->bdf[fz->nbdf++], sizeof(fz->bdf[0]), "%s", fz->pci[i].bdf);
-	n = kvmai_devs(devs, 64);
+	n = kt_devs(devs, 64);
 	for (int i = 0; i < n && fz->ndev_names < 64; i++)
 		snprintf(fz->dev_names[fz->ndev_names++], sizeof(fz->dev_names[0]), "%s",
 			 devs[i]->name);
@@ -2187,15 +2237,15 @@ TEST_F_TIMEOUT(fuzz, random_messages_leave_no_trace, 600)
 	long sent = 0, next_clean = FZ_CLEAN_EVERY, batches = 0;
 	int ng = 0, np = 0, cleaned_g = 0, cleaned_p = 0, n;
 	const char *seed = getenv("KVMAI_FUZZ_SEED");
-	struct kvmai_status st;
+	struct kt_status st;
 	char why[256], nb[16], diff[512];
-	uint64_t ok = 0;
+	__u64 ok = 0;
 	double t0, t1;
 
 	ASSERT_LT(0, total);
 	fz_host_setup(_metadata, fz);
 	fz->seed = seed && *seed ? strtoull(seed, NULL, 0) :
-		   (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+		   (__u64)time(NULL) ^ ((__u64)getpid() << 32);
 	ksft_print_msg("fuzz: seed %#llx (KVMAI_FUZZ_SEED=%#llx replays it), %ld messages\n",
 		       (unsigned long long)fz->seed, (unsigned long long)fz->seed, total);
 	for (int i = 0; i < fz->nops; i++)
@@ -2255,32 +2305,34 @@ TEST_F_TIMEOUT(fuzz, random_messages_leave_no_trace, 600)
 		close(fz->fd);
 		fz->fd = fz_socket();
 		ASSERT_LE(0, fz->fd) TH_LOG("netlink socket: %s", strerror(-fz->fd));
-		ret = fz_clean(self->sk, self->family, &ng, &np);
+		ret = fz_clean(&self->nl, &ng, &np);
 		ASSERT_EQ(0, ret) TH_LOG("cleanup after %ld messages: %s", sent, strerror(-ret));
 		cleaned_g += ng;
 		cleaned_p += np;
 		ASSERT_EQ(0, acs_diff(fz, diff, sizeof(diff)))
 			TH_LOG("ACS not restored after messages %ld..%ld (seed %#llx):%s",
-			       next_clean - FZ_CLEAN_EVERY, sent - 1, (unsigned long long)fz->seed, diff);
+			       next_clean - FZ_CLEAN_EVERY, sent - 1,
+			       (unsigned long long)fz->seed, diff);
 		next_clean += FZ_CLEAN_EVERY;
 	}
 	t1 = now_s();
-	ksft_print_msg("fuzz: %ld messages in %ld batches, %.1f s (%.0f/s); %d groups and %d PMU owners deleted on the way\n",
-		       sent, batches, t1 - t0, sent / (t1 - t0), cleaned_g, cleaned_p);
+	ksft_print_msg(FZ_SENT_FMT, sent, batches, t1 - t0, sent / (t1 - t0), cleaned_g,
+		       cleaned_p);
 	ksft_print_msg("fuzz: replies showed an enabled group %llu times, %llu programmed ports\n",
 		       (unsigned long long)fz->enabled_seen, (unsigned long long)fz->ports_seen);
 
 	for (int i = 0; i < 2 * fz->nops; i++) {
 		struct fz_slot *s = &fz->slots[i];
-		uint64_t refused = s->err[EINVAL] + s->err[ERANGE];
+		__u64 refused = s->err[EINVAL] + s->err[ERANGE];
 
 		if (!s->sent)
 			continue;
 		ok += s->ok;
 		print_slot(fz, i, refused == s->sent && !verbose ? 1 : verbose);
 		EXPECT_LT(refused, s->sent)
-			TH_LOG("%s: all %llu messages refused with EINVAL/ERANGE: the generator does not get past validation",
-			       s->name, (unsigned long long)s->sent);
+			TH_LOG("%s: all %llu messages refused with EINVAL/ERANGE: %s",
+			       s->name, (unsigned long long)s->sent,
+			       "the generator does not get past validation");
 	}
 	EXPECT_LT(0, ok) TH_LOG("no request succeeded");
 	/* KVMAI_FUZZ_VERBOSE=3: what the generator learnt, for tuning it. */
@@ -2315,14 +2367,14 @@ TEST_F_TIMEOUT(fuzz, random_messages_leave_no_trace, 600)
 	/* Now nothing may be left: no group, no owner, ACS as it was. */
 	close(fz->fd);
 	fz->fd = -1;
-	ASSERT_EQ(0, fz_clean(self->sk, self->family, &ng, &np));
+	ASSERT_EQ(0, fz_clean(&self->nl, &ng, &np));
 	TH_LOG("final cleanup: %d groups deleted, %d PMU owners released", ng, np);
-	EXPECT_EQ(0, count_groups(self->sk, self->family, &n));
+	EXPECT_EQ(0, count_groups(&self->nl, &n));
 	EXPECT_EQ(0, n) TH_LOG("groups left after deleting every one");
-	EXPECT_EQ(0, count_pmu_vms(self->sk, self->family, &n));
+	EXPECT_EQ(0, count_pmu_vms(&self->nl, &n));
 	EXPECT_EQ(0, n) TH_LOG("PMU owners left after releasing every one");
 	EXPECT_EQ(0, acs_diff(fz, diff, sizeof(diff))) TH_LOG("ACS not restored:%s", diff);
-	EXPECT_EQ(0, kvmai_status_get(self->sk, self->family, &st))
+	EXPECT_EQ(0, _test_cmd_status_get(&self->nl, &st))
 		TH_LOG("status-get after the fuzz");
 	TH_LOG("seed %#llx", (unsigned long long)fz->seed);
 }

@@ -14,18 +14,28 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
 
 #define ACS_DEFAULT (PCI_ACS_SV | PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_UF)
 #define MAX 64
 
-static int all_devs(struct __test_metadata *_metadata, const struct kvmai_dev **d)
+static int all_devs(struct __test_metadata *_metadata, const struct kt_dev **d)
 {
-	int n = kvmai_devs(d, MAX);
+	int n = kt_devs(d, MAX);
 
 	if (!n)
-		SKIP(return 0, "no device map at %s: not in the emulated host", KVMAI_DEVICES_FILE);
+		SKIP(return 0, "no device map at %s: not in the emulated host", KT_DEVICES_FILE);
 	return n;
+}
+
+/* Whether there is a device map: the case skips without one. */
+static bool have_map(struct __test_metadata *_metadata)
+{
+	const struct kt_dev *d[MAX];
+
+	return all_devs(_metadata, d) > 0;
 }
 
 TEST(devices_present)
@@ -33,28 +43,28 @@ TEST(devices_present)
 	static const char *const names[] = { "gpu0", "gpu1", "nic0", "nic1", "foreign0",
 					     "gpu2", "gpu3", "nic2", "gpu4", "gpu5", "nic3",
 					     "foreign1" };
-	const struct kvmai_dev *d[MAX];
-	uint16_t vendor;
+	const struct kt_dev *d[MAX];
+	__u16 vendor;
 
 	if (!all_devs(_metadata, d))
 		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		const struct kvmai_dev *dev = kvmai_dev(names[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		const struct kt_dev *dev = kt_dev(names[i]);
 
 		ASSERT_NE(NULL, dev) TH_LOG("%s missing from the device map", names[i]);
-		ASSERT_EQ(0, pci_cfg_read16(dev->bdf, PCI_VENDOR_ID, &vendor));
+		ASSERT_EQ(0, kt_pci_read16(dev->bdf, PCI_VENDOR_ID, &vendor));
 		EXPECT_NE(0xffff, vendor) TH_LOG("%s (%s) does not respond", names[i], dev->bdf);
 	}
 }
 
 TEST(switch_ports_have_acs_redirect)
 {
-	const struct kvmai_dev *d[MAX];
+	const struct kt_dev *d[MAX];
 	int n = all_devs(_metadata, d), checked = 0;
 
 	for (int i = 0; i < n; i++) {
-		uint16_t ctl;
-		int pos = pci_ext_cap(d[i]->port, PCI_EXT_CAP_ID_ACS);
+		__u16 ctl;
+		int pos = kt_pci_ext_cap(d[i]->port, PCI_EXT_CAP_ID_ACS);
 
 		if (!d[i]->acs_port) {
 			/* QEMU's xio3130 downstream ports model a switch without ACS. */
@@ -62,7 +72,7 @@ TEST(switch_ports_have_acs_redirect)
 			continue;
 		}
 		ASSERT_GT(pos, 0) TH_LOG("port %s above %s has no ACS", d[i]->port, d[i]->name);
-		ASSERT_EQ(0, pci_cfg_read16(d[i]->port, pos + PCI_ACS_CTRL, &ctl));
+		ASSERT_EQ(0, kt_pci_read16(d[i]->port, pos + PCI_ACS_CTRL, &ctl));
 		EXPECT_EQ(ACS_DEFAULT, ctl & ACS_DEFAULT)
 			TH_LOG("port %s: ACS ctl %#06x lacks SV|RR|CR|UF", d[i]->port, ctl);
 		checked++;
@@ -73,38 +83,39 @@ TEST(switch_ports_have_acs_redirect)
 
 TEST(lspci_decodes_acs_and_ats)
 {
-	const struct kvmai_dev *gpu0;
+	const struct kt_dev *gpu0;
 	char cmd[128], out[16384];
 
-	if (!all_devs(_metadata, (const struct kvmai_dev *[MAX]){}))
+	if (!have_map(_metadata))
 		return;
-	gpu0 = kvmai_dev("gpu0");
+	gpu0 = kt_dev("gpu0");
 	ASSERT_NE(NULL, gpu0);
 
 	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", gpu0->port);
-	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
-	EXPECT_NE(NULL, strstr(out, "ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+"))
+	ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
+	EXPECT_NE(NULL,
+		  strstr(out, "ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+"))
 		TH_LOG("lspci -vvv -s %s:\n%s", gpu0->port, out);
 
 	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", gpu0->bdf);
-	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "ATSCtl:\tEnable+"))
 		TH_LOG("lspci -vvv -s %s:\n%s", gpu0->bdf, out);
 }
 
 TEST(ats_enabled_on_ats_endpoints)
 {
-	const struct kvmai_dev *d[MAX];
+	const struct kt_dev *d[MAX];
 	int n = all_devs(_metadata, d), checked = 0;
 
 	for (int i = 0; i < n; i++) {
-		int pos = pci_ext_cap(d[i]->bdf, PCI_EXT_CAP_ID_ATS);
-		uint16_t ctl;
+		int pos = kt_pci_ext_cap(d[i]->bdf, PCI_EXT_CAP_ID_ATS);
+		__u16 ctl;
 
 		if (!d[i]->ats)
 			continue;
 		ASSERT_GT(pos, 0) TH_LOG("%s (%s) has no ATS capability", d[i]->name, d[i]->bdf);
-		ASSERT_EQ(0, pci_cfg_read16(d[i]->bdf, pos + PCI_ATS_CTRL, &ctl));
+		ASSERT_EQ(0, kt_pci_read16(d[i]->bdf, pos + PCI_ATS_CTRL, &ctl));
 		EXPECT_TRUE(ctl & PCI_ATS_CTRL_ENABLE)
 			TH_LOG("%s (%s): ATS not enabled (ctl %#06x)", d[i]->name, d[i]->bdf, ctl);
 		checked++;
@@ -115,7 +126,7 @@ TEST(ats_enabled_on_ats_endpoints)
 
 TEST(iommu_groups_and_numa)
 {
-	const struct kvmai_dev *d[MAX];
+	const struct kt_dev *d[MAX];
 	int n = all_devs(_metadata, d);
 	char path[256];
 
@@ -123,7 +134,7 @@ TEST(iommu_groups_and_numa)
 		int node = -2;
 		FILE *f;
 
-		EXPECT_GE(pci_iommu_group(d[i]->bdf), 0)
+		EXPECT_GE(kt_pci_iommu_group(d[i]->bdf), 0)
 			TH_LOG("%s (%s) is in no IOMMU group", d[i]->name, d[i]->bdf);
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", d[i]->bdf);
 		f = fopen(path, "r");
@@ -137,20 +148,20 @@ TEST(iommu_groups_and_numa)
 TEST(vfio_bind_creates_group_node)
 {
 	struct vfio_group_status status = { .argsz = sizeof(status) };
-	const struct kvmai_dev *gpu0;
+	const struct kt_dev *gpu0;
 	char drv[64], saved[64], node[64];
 	int group, fd;
 
-	if (!all_devs(_metadata, (const struct kvmai_dev *[MAX]){}))
+	if (!have_map(_metadata))
 		return;
-	gpu0 = kvmai_dev("gpu0");
+	gpu0 = kt_dev("gpu0");
 	ASSERT_NE(NULL, gpu0);
-	ASSERT_EQ(0, pci_driver(gpu0->bdf, saved, sizeof(saved)));
+	ASSERT_EQ(0, kt_pci_driver(gpu0->bdf, saved, sizeof(saved)));
 
-	ASSERT_EQ(0, pci_bind(gpu0->bdf, "vfio-pci"));
-	ASSERT_EQ(0, pci_driver(gpu0->bdf, drv, sizeof(drv)));
+	test_cmd_pci_bind(gpu0->bdf, "vfio-pci");
+	ASSERT_EQ(0, kt_pci_driver(gpu0->bdf, drv, sizeof(drv)));
 	EXPECT_STREQ("vfio-pci", drv);
-	group = pci_iommu_group(gpu0->bdf);
+	group = kt_pci_iommu_group(gpu0->bdf);
 	ASSERT_GE(group, 0);
 	snprintf(node, sizeof(node), "/dev/vfio/%d", group);
 	fd = open(node, O_RDWR);
@@ -161,33 +172,33 @@ TEST(vfio_bind_creates_group_node)
 		close(fd);
 	}
 
-	ASSERT_EQ(0, pci_bind(gpu0->bdf, ""));
-	ASSERT_EQ(0, pci_driver(gpu0->bdf, drv, sizeof(drv)));
+	test_cmd_pci_bind(gpu0->bdf, "");
+	ASSERT_EQ(0, kt_pci_driver(gpu0->bdf, drv, sizeof(drv)));
 	EXPECT_STREQ(saved, drv);
 }
 
 TEST(sriov_creates_vfs)
 {
-	const struct kvmai_dev *nic3;
+	const struct kt_dev *nic3;
 	char cmd[256], out[4096];
 
-	if (!all_devs(_metadata, (const struct kvmai_dev *[MAX]){}))
+	if (!have_map(_metadata))
 		return;
-	nic3 = kvmai_dev("nic3");
+	nic3 = kt_dev("nic3");
 	ASSERT_NE(NULL, nic3);
 	ASSERT_TRUE(nic3->sriov);
 	snprintf(cmd, sizeof(cmd),
 		 "echo 2 > /sys/bus/pci/devices/%s/sriov_numvfs && ls -d /sys/bus/pci/devices/%s/virtfn* | wc -l",
 		 nic3->bdf, nic3->bdf);
-	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
 	EXPECT_EQ(2, atoi(out));
 	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", nic3->bdf);
-	EXPECT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	EXPECT_EQ(0, kt_run(cmd, out, sizeof(out)));
 }
 
 TEST(kvm_available)
 {
-	if (!all_devs(_metadata, (const struct kvmai_dev *[MAX]){}))
+	if (!have_map(_metadata))
 		return;
 	EXPECT_EQ(0, access("/dev/kvm", R_OK | W_OK))
 		TH_LOG("/dev/kvm missing: kvm_amd did not load (needs -cpu max with svm)");

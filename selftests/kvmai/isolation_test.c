@@ -26,14 +26,18 @@
 #include <linux/kvmai.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/group.h"
+#include "lib/pmu.h"
 
 /*
  * Become uid/gid 65534 holding only the capabilities in @caps (a mask of
  * CAP_* bits), as a container given --cap-add does; first move to a new
  * network namespace if @new_netns.  For good: call it in a child.
  */
-static int drop_to(uint64_t caps, bool new_netns)
+static int drop_to(__u64 caps, bool new_netns)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
@@ -42,15 +46,17 @@ static int drop_to(uint64_t caps, bool new_netns)
 		return -errno;
 	if (prctl(PR_SET_KEEPCAPS, 1) || setgroups(0, NULL) || setgid(65534) || setuid(65534))
 		return -errno;
-	data[0].effective = data[0].permitted = (uint32_t)caps;
-	data[1].effective = data[1].permitted = (uint32_t)(caps >> 32);
+	data[0].effective = (__u32)caps;
+	data[0].permitted = (__u32)caps;
+	data[1].effective = (__u32)(caps >> 32);
+	data[1].permitted = (__u32)(caps >> 32);
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
 }
 
 struct dropped {
-	uint64_t caps;
+	__u64 caps;
 	bool new_netns;
 	int (*body)(void *arg);
 	void *arg;
@@ -66,44 +72,38 @@ static int dropped_body(void *arg)
 }
 
 /* Runs @body in a child that dropped to @caps; returns its exit code. */
-static int as_child(uint64_t caps, bool new_netns, int (*body)(void *arg), void *arg)
+static int as_child(__u64 caps, bool new_netns, int (*body)(void *arg), void *arg)
 {
 	struct dropped d = { .caps = caps, .new_netns = new_netns, .body = body, .arg = arg };
 
 	return kt_child(dropped_body, &d);
 }
 
-#define NET_ADMIN (1ull << CAP_NET_ADMIN)
+#define NET_ADMIN BIT_ULL(CAP_NET_ADMIN)
 
 FIXTURE(iso) {
-	struct nl_sock *sk;
-	int family;
-	char ext[256];
+	struct kt_nl nl;
 };
 
 FIXTURE_SETUP(iso)
 {
-	ASSERT_EQ(0, kvmai_module_load());
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
 }
 
 FIXTURE_TEARDOWN(iso)
 {
-	if (self->sk)
-		kvmai_genl_close(self->sk);
+	if (self->nl.sk)
+		kt_nl_close(&self->nl);
 	/* Unloading deletes whatever a case left behind. */
-	kvmai_module_unload();
+	_test_cmd_mod_unload(KT_MOD_KVMAI);
 }
 
-static int new_group(struct __test_metadata *_metadata, FIXTURE_DATA(iso) *self,
-		     const char *name, const char *vm)
+static int new_group(struct kt_nl *nl, const char *name, const char *vm)
 {
 	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .name = name, .vm = vm };
 
-	self->ext[0] = 0;
-	return kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
-			  sizeof(self->ext));
+	return _test_cmd_group(nl, &r, NULL);
 }
 
 /* Every mutation a container could try; each must be refused. */
@@ -114,19 +114,17 @@ static int try_mutations(void *arg)
 			      .state = KVMAI_STATE_ENABLED };
 	struct kt_req del = { .cmd = KVMAI_CMD_GROUP_DEL, .name = "victim" };
 	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "evil", .core = true };
-	struct nl_sock *sk;
-	int fam;
+	struct kt_nl nl;
 
-	sk = kvmai_genl_open(&fam);
-	if (!sk)
+	if (kt_nl_open(&nl))
 		return 1;
-	if (kt_request(sk, fam, &nw, NULL, 0, NULL, NULL, 0) != -EPERM)
+	if (_test_cmd_group(&nl, &nw, NULL) != -EPERM)
 		return 2;
-	if (kt_request(sk, fam, &set, NULL, 0, NULL, NULL, 0) != -EPERM)
+	if (_test_cmd_group(&nl, &set, NULL) != -EPERM)
 		return 3;
-	if (kt_request(sk, fam, &del, NULL, 0, NULL, NULL, 0) != -EPERM)
+	if (_test_cmd_group(&nl, &del, NULL) != -EPERM)
 		return 4;
-	if (kt_pmu_request(sk, fam, &as, NULL, 0, NULL, NULL, 0) != -EPERM)
+	if (_test_cmd_pmu(&nl, &as, NULL) != -EPERM)
 		return 5;
 	return 0;
 }
@@ -138,23 +136,22 @@ TEST_F(iso, net_admin_cannot_mutate)
 	struct kt_req evil = { .cmd = KVMAI_CMD_GROUP_GET, .name = "evil" };
 	struct kt_group g;
 
-	ASSERT_EQ(0, new_group(_metadata, self, "victim", "vm1")) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, new_group(&self->nl, "victim", "vm1")) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(0, as_child(NET_ADMIN, false, try_mutations, NULL))
 		TH_LOG("step that was not refused: see try_mutations()");
-	ASSERT_EQ(0, kt_request(self->sk, self->family, &get, &g, 1, NULL, NULL, 0));
+	test_cmd_group(&get, &g);
 	EXPECT_EQ(KVMAI_STATE_DISABLED, g.state);
-	EXPECT_EQ(-ENOENT, kt_request(self->sk, self->family, &evil, &g, 1, NULL, NULL, 0))
+	test_err_group(ENOENT, &evil, &g)
 		TH_LOG("group 'evil' was created by the container");
 }
 
 static int reach_family(void *arg)
 {
-	struct nl_sock *sk;
-	int fam;
+	struct kt_nl nl;
+	int ret = kt_nl_open(&nl);
 
-	sk = kvmai_genl_open(&fam);
-	if (!sk)
-		return fam == -ENOENT ? 0 : 1;
+	if (ret)
+		return ret == -ENOENT ? 0 : 1;
 	/* Visible: then it must at least refuse. */
 	return try_mutations(NULL) ? 2 : 3;
 }
@@ -163,7 +160,7 @@ static int reach_family(void *arg)
 TEST_F(iso, other_netns_cannot_reach_the_family)
 {
 	EXPECT_EQ(0, as_child(NET_ADMIN, true, reach_family, NULL))
-		TH_LOG("1: lookup failed oddly, 2: visible and a mutation went through, "
+		TH_LOG("1: lookup failed oddly, 2: visible and a mutation went through, %s",
 		       "3: visible (refused, but the family must not serve other namespaces)");
 }
 
@@ -173,43 +170,42 @@ static int try_reads(void *arg)
 	struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .name = "victim" };
 	struct kt_req dump = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
 	struct kt_pmu_req pget = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
-	struct kvmai_status st;
+	struct kt_status st;
 	struct kt_pmu_host h;
 	struct kt_group g[4];
-	struct nl_sock *sk;
-	int fam, n = 0, grp;
+	struct kt_nl nl;
+	int n = 0, grp;
 
-	sk = kvmai_genl_open(&fam);
-	if (!sk)
+	if (kt_nl_open(&nl))
 		return 1;
-	if (kvmai_status_get(sk, fam, &st))
+	if (_test_cmd_status_get(&nl, &st))
 		return 2;
-	if (kt_request(sk, fam, &get, g, 1, NULL, NULL, 0) != -EPERM)
+	if (_test_cmd_group(&nl, &get, g) != -EPERM)
 		return 3;
-	if (kt_request(sk, fam, &dump, g, 4, &n, NULL, 0) != -EPERM || n)
+	if (_test_cmd_group_dump(&nl, &dump, g, 4, &n) != -EPERM || n)
 		return 4;
-	if (kt_pmu_request(sk, fam, &pget, NULL, 0, NULL, NULL, 0) != -EPERM)
+	if (_test_cmd_pmu(&nl, &pget, NULL) != -EPERM)
 		return 5;
-	if (kt_pmu_host(sk, fam, &h, NULL, 0) != -EPERM)
+	if (_test_cmd_pmu_host(&nl, &h) != -EPERM)
 		return 6;
-	grp = genl_ctrl_resolve_grp(sk, KVMAI_FAMILY_NAME, "monitor");
+	grp = genl_ctrl_resolve_grp(nl.sk, KVMAI_FAMILY_NAME, "monitor");
 	if (grp < 0)
 		return 7;
-	if (!nl_socket_add_membership(sk, grp))
+	if (!nl_socket_add_membership(nl.sk, grp))
 		return 8;
 	return 0;
 }
 
 TEST_F(iso, unprivileged_reader_gets_status_only)
 {
-	ASSERT_EQ(0, new_group(_metadata, self, "victim", "tenant-a")) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, new_group(&self->nl, "victim", "tenant-a")) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(0, as_child(0, false, try_reads, NULL))
 		TH_LOG("step that was not refused: see try_reads()");
 }
 
 TEST_F(iso, net_admin_reader_gets_status_only)
 {
-	ASSERT_EQ(0, new_group(_metadata, self, "victim", "tenant-a")) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, new_group(&self->nl, "victim", "tenant-a")) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(0, as_child(NET_ADMIN, false, try_reads, NULL))
 		TH_LOG("step that was not refused: see try_reads()");
 }
@@ -239,23 +235,21 @@ TEST_F(iso, names_take_only_safe_characters)
 	};
 	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .core = true };
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, new_group(_metadata, self, bad[i].name, "vm"))
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, new_group(&self->nl, bad[i].name, "vm"))
 			TH_LOG("group name %zu accepted", i);
-		EXPECT_NE(NULL, strstr(self->ext, "group name")) TH_LOG("extack: %s", self->ext);
-		EXPECT_NE(NULL, strstr(self->ext, bad[i].why)) TH_LOG("extack: %s", self->ext);
-		EXPECT_EQ(-EINVAL, new_group(_metadata, self, "ok", bad[i].name))
+		test_ext_has("group name");
+		test_ext_has(bad[i].why);
+		EXPECT_EQ(-EINVAL, new_group(&self->nl, "ok", bad[i].name))
 			TH_LOG("vm name %zu accepted", i);
-		EXPECT_NE(NULL, strstr(self->ext, "vm")) TH_LOG("extack: %s", self->ext);
-		EXPECT_NE(NULL, strstr(self->ext, bad[i].why)) TH_LOG("extack: %s", self->ext);
+		test_ext_has("vm");
+		test_ext_has(bad[i].why);
 		as.vm = bad[i].name;
-		self->ext[0] = 0;
-		EXPECT_EQ(-EINVAL, kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL,
-						  self->ext, sizeof(self->ext)))
+		test_err_pmu(EINVAL, &as, NULL)
 			TH_LOG("pmu vm name %zu accepted", i);
-		EXPECT_NE(NULL, strstr(self->ext, bad[i].why)) TH_LOG("extack: %s", self->ext);
+		test_ext_has(bad[i].why);
 	}
-	EXPECT_EQ(0, new_group(_metadata, self, "g-1.a_b:c", "vm-1@host+2")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, new_group(&self->nl, "g-1.a_b:c", "vm-1@host+2")) TH_LOG("%s", self->nl.ext);
 }
 
 /* Lookups refuse such names too, and never echo their bytes back. */
@@ -264,27 +258,22 @@ TEST_F(iso, lookups_do_not_echo_unprintable_names)
 	static const char *const bad[] = { "a\nb", "\x1b[2Jx", "del\x7f" };
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE };
 
-	ASSERT_EQ(0, new_group(_metadata, self, "ok", "vm"));
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	ASSERT_EQ(0, new_group(&self->nl, "ok", "vm"));
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .name = bad[i] };
 		struct kt_req add = { .cmd = KVMAI_CMD_DEV_ADD, .name = "ok", .pci = bad[i] };
 
-		self->ext[0] = 0;
-		EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &get, NULL, 0, NULL,
-					      self->ext, sizeof(self->ext)))
+		test_err_group(EINVAL, &get, NULL)
 			TH_LOG("group-get of name %zu", i);
-		EXPECT_EQ(NULL, strstr(self->ext, bad[i])) TH_LOG("extack echoes name %zu", i);
-		self->ext[0] = 0;
-		EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &add, NULL, 0, NULL,
-					      self->ext, sizeof(self->ext)))
+		EXPECT_EQ(NULL, strstr(self->nl.ext, bad[i])) TH_LOG("extack echoes name %zu", i);
+		test_err_group(EINVAL, &add, NULL)
 			TH_LOG("dev-add of PCI address %zu", i);
-		EXPECT_EQ(NULL, strstr(self->ext, bad[i])) TH_LOG("extack echoes address %zu", i);
+		EXPECT_EQ(NULL, strstr(self->nl.ext, bad[i]))
+			TH_LOG("extack echoes address %zu", i);
 		rel.vm = bad[i];
-		self->ext[0] = 0;
-		EXPECT_EQ(-EINVAL, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
-						  self->ext, sizeof(self->ext)))
+		test_err_pmu(EINVAL, &rel, NULL)
 			TH_LOG("pmu-release of vm %zu", i);
-		EXPECT_EQ(NULL, strstr(self->ext, bad[i])) TH_LOG("extack echoes vm %zu", i);
+		EXPECT_EQ(NULL, strstr(self->nl.ext, bad[i])) TH_LOG("extack echoes vm %zu", i);
 	}
 }
 
@@ -296,49 +285,47 @@ TEST_F(iso, group_count_is_capped)
 
 	for (i = 0; i < KVMAI_MAX_GROUPS + 1; i++) {
 		snprintf(name, sizeof(name), "g%d", i);
-		ret = new_group(_metadata, self, name, "vm");
+		ret = new_group(&self->nl, name, "vm");
 		if (ret)
 			break;
 	}
 	EXPECT_EQ(KVMAI_MAX_GROUPS, i);
 	EXPECT_EQ(-ENOSPC, ret);
-	EXPECT_NE(NULL, strstr(self->ext, "256")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("256");
 	/* Deleting one makes room for one. */
 	{
 		struct kt_req del = { .cmd = KVMAI_CMD_GROUP_DEL, .name = "g7" };
 
-		ASSERT_EQ(0, kt_request(self->sk, self->family, &del, NULL, 0, NULL, NULL, 0));
+		test_cmd_group(&del, NULL);
 	}
-	EXPECT_EQ(0, new_group(_metadata, self, "again", "vm")) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, new_group(&self->nl, "again", "vm")) TH_LOG("%s", self->nl.ext);
 }
 
 /* The same for PMU records: core ownership is not exclusive, so many VMs can. */
 TEST_F(iso, pmu_vm_count_is_capped)
 {
 	struct kt_pmu_req as = { .cmd = KVMAI_CMD_PMU_ASSIGN, .core = true };
-	struct kvmai_status st;
+	struct kt_status st;
 	char vm[32];
 	int i, ret = 0;
 
-	ASSERT_EQ(0, kvmai_status_get(self->sk, self->family, &st));
+	test_cmd_status_get(&st);
 	if (!(st.features & KVMAI_FEATURE_CORE_FENCE))
 		SKIP(return, "kernel without the KVM core PMU fence");
-	if (kvmai_mock_load())
-		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
+	if (_test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL))
+		SKIP(return, "no mock PMU provider (%s)", KT_MOCK_PMU_PATH);
 	for (i = 0; i < KVMAI_MAX_PMU_VMS + 1; i++) {
 		snprintf(vm, sizeof(vm), "p%d", i);
 		as.vm = vm;
-		self->ext[0] = 0;
-		ret = kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL, self->ext,
-				     sizeof(self->ext));
+		ret = _test_cmd_pmu(&self->nl, &as, NULL);
 		if (ret)
 			break;
 	}
-	EXPECT_EQ(KVMAI_MAX_PMU_VMS, i) TH_LOG("stopped with %d: %s", ret, self->ext);
+	EXPECT_EQ(KVMAI_MAX_PMU_VMS, i) TH_LOG("stopped with %d: %s", ret, self->nl.ext);
 	EXPECT_EQ(-ENOSPC, ret);
-	EXPECT_NE(NULL, strstr(self->ext, "256")) TH_LOG("extack: %s", self->ext);
-	ASSERT_EQ(0, kvmai_module_unload());
-	kvmai_mock_unload();
+	test_ext_has("256");
+	test_cmd_mod_unload(KT_MOD_KVMAI);
+	_test_cmd_mod_unload(KT_MOD_MOCK_PMU);
 }
 
 #define UNLOAD_DELAY "/sys/module/kvmai/parameters/unload_delay_ms"
@@ -356,8 +343,8 @@ TEST_F(iso, no_request_runs_once_unload_started)
 	pid_t pid;
 	FILE *f;
 
-	if (kvmai_mock_load())
-		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
+	if (_test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL))
+		SKIP(return, "no mock PMU provider (%s)", KT_MOCK_PMU_PATH);
 	f = fopen(UNLOAD_DELAY, "w");
 	ASSERT_NE(NULL, f) TH_LOG("kvmai.ko not built with KVMAI_TEST=y");
 	fprintf(f, "3000\n");
@@ -365,16 +352,15 @@ TEST_F(iso, no_request_runs_once_unload_started)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid)
-		_exit(kvmai_module_unload() ? 1 : 0);
+		_exit(_test_cmd_mod_unload(KT_MOD_KVMAI) ? 1 : 0);
 	usleep(1000 * 1000);
-	ret = kt_pmu_request(self->sk, self->family, &as, NULL, 0, NULL, self->ext,
-			     sizeof(self->ext));
+	ret = _test_cmd_pmu(&self->nl, &as, NULL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_NE(0, ret) TH_LOG("pmu-assign ran during module unload");
 	/* Nothing of kvmai holds the unit: the host can count on it again. */
 	EXPECT_EQ(0, kt_perf_try(KT_MOCK_L3, 0, false));
-	kvmai_mock_unload();
+	_test_cmd_mod_unload(KT_MOD_MOCK_PMU);
 }
 
 TEST_HARNESS_MAIN

@@ -8,7 +8,10 @@
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
+#include "lib/module.h"
 
 #define KVMAICTL "/kvmai/bin/kvmaictl"
 
@@ -23,9 +26,10 @@ static void pair_field(const char *json, const char *key, char *val, size_t len)
 		return;
 	snprintf(pat, sizeof(pat), "\"%s\":\"", key);
 	p = strstr(p, pat);
-	if (p)
-		sscanf(p + strlen(pat), "%63[^\"]", val);
-	(void)len;
+	if (p) {
+		p += strlen(pat);
+		snprintf(val, len, "%.*s", (int)strcspn(p, "\""), p);
+	}
 }
 
 FIXTURE(cli) {
@@ -33,84 +37,86 @@ FIXTURE(cli) {
 	char saved[2][64];
 };
 
+/* kvmaictl with the arguments @fmt makes: its exit status, its output in self->out. */
+#define ctl(fmt, ...) kt_sh(self->out, sizeof(self->out), KVMAICTL " " fmt, ##__VA_ARGS__)
+
 FIXTURE_SETUP(cli)
 {
-	if (!kvmai_dev("gpu0") || access(KVMAICTL, X_OK))
+	if (!kt_dev("gpu0") || access(KVMAICTL, X_OK))
 		SKIP(return, "not in the emulated host (no device map or %s)", KVMAICTL);
-	ASSERT_EQ(0, kvmai_module_load());
-	ASSERT_EQ(0, pci_driver(kvmai_dev("gpu0")->bdf, self->saved[0], 64));
-	ASSERT_EQ(0, pci_driver(kvmai_dev("nic0")->bdf, self->saved[1], 64));
-	ASSERT_EQ(0, pci_bind(kvmai_dev("gpu0")->bdf, "vfio-pci"));
-	ASSERT_EQ(0, pci_bind(kvmai_dev("nic0")->bdf, "vfio-pci"));
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	ASSERT_EQ(0, kt_pci_driver(kt_dev("gpu0")->bdf, self->saved[0], 64));
+	ASSERT_EQ(0, kt_pci_driver(kt_dev("nic0")->bdf, self->saved[1], 64));
+	test_cmd_pci_bind(kt_dev("gpu0")->bdf, "vfio-pci");
+	test_cmd_pci_bind(kt_dev("nic0")->bdf, "vfio-pci");
 }
 
 FIXTURE_TEARDOWN(cli)
 {
-	if (!kvmai_dev("gpu0"))
+	if (!kt_dev("gpu0"))
 		return;
-	kvmai_module_unload();
-	pci_bind(kvmai_dev("gpu0")->bdf, "");
-	pci_bind(kvmai_dev("nic0")->bdf, "");
+	_test_cmd_mod_unload(KT_MOD_KVMAI);
+	_test_cmd_pci_bind(kt_dev("gpu0")->bdf, "");
+	_test_cmd_pci_bind(kt_dev("nic0")->bdf, "");
 }
 
 TEST_F(cli, topo_follows_a_translated_group)
 {
 	char val[64];
 
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	ASSERT_EQ(0, ctl("-j topo"));
 	pair_field(self->out, "path", val, sizeof(val));
 	EXPECT_STREQ("PIX", val);
 	pair_field(self->out, "verdict", val, sizeof(val));
 	EXPECT_STREQ("root-complex", val) TH_LOG("%s", self->out);
 
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group add gt vm vm1"));
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
-			kvmai_dev("gpu0")->bdf)) TH_LOG("%s", self->out);
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gt %s",
-			kvmai_dev("nic0")->bdf)) TH_LOG("%s", self->out);
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group enable gt"))
+	ASSERT_EQ(0, ctl("group add gt vm vm1"));
+	ASSERT_EQ(0, ctl("dev add gt %s", kt_dev("gpu0")->bdf)) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, ctl("dev add gt %s", kt_dev("nic0")->bdf)) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, ctl("group enable gt"))
 		TH_LOG("%s", self->out);
 
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	ASSERT_EQ(0, ctl("-j topo"));
 	pair_field(self->out, "verdict", val, sizeof(val));
 	EXPECT_STREQ("direct-translated", val) TH_LOG("%s", self->out);
 
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group del gt"));
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+	ASSERT_EQ(0, ctl("group del gt"));
+	ASSERT_EQ(0, ctl("-j topo"));
 	pair_field(self->out, "verdict", val, sizeof(val));
 	EXPECT_STREQ("root-complex", val);
 }
 
 TEST_F(cli, refusals_are_one_line_with_the_kernel_reason)
 {
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group add gd vm vm1 mode direct"));
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
-			kvmai_dev("gpu0")->bdf));
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " dev add gd %s",
-			kvmai_dev("nic0")->bdf));
-	EXPECT_EQ(1, kt_sh(self->out, sizeof(self->out), KVMAICTL " group enable gd"));
-	EXPECT_NE(NULL, strstr(self->out, "Error: group enable: direct mode:")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, ctl("group add gd vm vm1 mode direct"));
+	ASSERT_EQ(0, ctl("dev add gd %s", kt_dev("gpu0")->bdf));
+	ASSERT_EQ(0, ctl("dev add gd %s", kt_dev("nic0")->bdf));
+	EXPECT_EQ(1, ctl("group enable gd"));
+	EXPECT_NE(NULL, strstr(self->out, "Error: group enable: direct mode:"))
+		TH_LOG("%s", self->out);
 	EXPECT_EQ(NULL, strchr(self->out, '\n') ? strchr(strchr(self->out, '\n') + 1, '\n') : NULL)
 		TH_LOG("more than one line: %s", self->out);
-	EXPECT_EQ(1, kt_sh(self->out, sizeof(self->out), KVMAICTL " group del nosuch"));
+	EXPECT_EQ(1, ctl("group del nosuch"));
 	EXPECT_NE(NULL, strstr(self->out, "no group nosuch")) TH_LOG("%s", self->out);
-	EXPECT_EQ(2, kt_sh(self->out, sizeof(self->out), KVMAICTL " group add"));
-	EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " group del gd"));
+	EXPECT_EQ(2, ctl("group add"));
+	EXPECT_EQ(0, ctl("group del gd"));
 }
 
 /* VFs the host creates appear in topo with their PF and number. */
 TEST_F(cli, topo_lists_new_vfs_with_their_pf)
 {
-	const char *pf = kvmai_dev("nic3")->bdf;
+	const char *pf = kt_dev("nic3")->bdf;
 	char want[128], ignored[256];
 
 	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out),
-			"echo 2 > /sys/bus/pci/devices/%s/sriov_numvfs", pf)) TH_LOG("%s", self->out);
-	EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " -j topo"));
+			   "echo 2 > /sys/bus/pci/devices/%s/sriov_numvfs", pf))
+		TH_LOG("%s", self->out);
+	EXPECT_EQ(0, ctl("-j topo"));
 	kt_sh(ignored, sizeof(ignored), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", pf);
 	ASSERT_NE(NULL, strstr(self->out, "\"vfs\":[{")) TH_LOG("%s", self->out);
 	for (int i = 0; i < 2; i++) {
-		snprintf(want, sizeof(want), "\"pf\":\"%s\",\"pf_name\":\"nic3\",\"index\":%d,", pf, i);
+		snprintf(want, sizeof(want), "\"pf\":\"%s\",\"pf_name\":\"nic3\",\"index\":%d,",
+			 pf, i);
 		EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no %s in:\n%s", want, self->out);
 	}
 	snprintf(want, sizeof(want), "\"index\":2,");
@@ -121,12 +127,12 @@ TEST(without_module_group_add_fails_cleanly)
 {
 	char out[4096];
 
-	if (!kvmai_dev("gpu0") || access(KVMAICTL, X_OK))
+	if (!kt_dev("gpu0") || access(KVMAICTL, X_OK))
 		SKIP(return, "not in the emulated host");
-	ASSERT_EQ(0, kvmai_module_unload());
+	test_cmd_mod_unload(KT_MOD_KVMAI);
 	EXPECT_EQ(1, kt_sh(out, sizeof(out), KVMAICTL " group add g vm vm1"));
 	EXPECT_NE(NULL, strstr(out, "kvmai module not loaded")) TH_LOG("%s", out);
-	ASSERT_EQ(0, kvmai_module_load());
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 }
 
 TEST_HARNESS_MAIN

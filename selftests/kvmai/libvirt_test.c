@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kvm-ai under a real libvirt: Debian's libvirtd in the emulated host
- * (vmhost.py --libvirt) starts domains under KVM with devices passed
+ * (the libvirt profile) starts domains under KVM with devices passed
  * through by vfio-pci, and runs kvmaictl's hook, installed as
  * /etc/libvirt/hooks/qemu.d/kvmai, as it would on an operator's host.
  * What the tests look at is what an operator would: virsh's word, the
@@ -19,7 +19,14 @@
 #include <linux/pci_regs.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/group.h"
+#include "lib/pmu.h"
+#include "lib/counters.h"
 
 #define LIBVIRTD "/usr/sbin/libvirtd"
 #define VIRSH "virsh -c qemu:///system "
@@ -28,12 +35,18 @@
 /* The mock unit with a counter page (kvmai_mock_counters), for counters devices. */
 #define BW_UNIT "mock_bw"
 #define KVMAI_NS "https://kvm-ai.dev/xmlns/libvirt/1"
+/* virsh's arguments that set the kvm-ai metadata of @dom to a %s. */
+#define SET_METADATA(dom) "metadata " dom " " KVMAI_NS " --key kvmai --config --set %s"
+#define STOP_LIBVIRTD "kill $(cat /run/libvirtd.pid) && while [ -e /run/libvirtd.pid ]; do sleep 0.2; done"
+/* A <kvmai:pmu> element of units made with UNIT(). */
+#define PMU_ELEMENT(units) "<kvmai:pmu>" units "</kvmai:pmu>"
+#define UNIT(name) "<kvmai:unit name=\"" name "\"/>"
 
 /* Devices the domains are given: bound to vfio-pci for each test. */
 static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu4", "nic3" };
-#define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
+#define NVM (ARRAY_SIZE(vm_devs))
 
-static double uptime(void)
+static double now_s(void)
 {
 	double up = 0;
 	FILE *f = fopen("/proc/uptime", "r");
@@ -58,7 +71,7 @@ static int virsh(char *out, size_t len, const char *fmt, ...)
 	vsnprintf(cmd + n, sizeof(cmd) - n, fmt, ap);
 	va_end(ap);
 	strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
-	return run_capture(cmd, out, len);
+	return kt_run(cmd, out, len);
 }
 
 /*
@@ -83,12 +96,11 @@ static int libvirtd_up(void)
 }
 
 /* 2 MiB pages on each NUMA node for the planned domains' <hugepages/>. */
+#define HUGEPAGES "grep -q ' /dev/hugepages hugetlbfs' /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages; } && for n in /sys/devices/system/node/node*; do echo 48 >$n/hugepages/hugepages-2048kB/nr_hugepages || exit 1; done"
+
 static int hugepages_up(void)
 {
-	return system("grep -q ' /dev/hugepages hugetlbfs' /proc/mounts || "
-		      "{ mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages; } && "
-		      "for n in /sys/devices/system/node/node*; do "
-		      "echo 48 >$n/hugepages/hugepages-2048kB/nr_hugepages || exit 1; done");
+	return system(HUGEPAGES);
 }
 
 /* QEMU's pid as libvirt records it, 0 if there is none. */
@@ -109,7 +121,7 @@ static pid_t qemu_pid(const char *dom)
 }
 
 /* The domain's state word as virsh domstate prints it ("running", "shut off"). */
-static void domstate(const char *dom, char *state, size_t len)
+static void dom_state(const char *dom, char *state, size_t len)
 {
 	virsh(state, len, "domstate %s", dom);
 	state[strcspn(state, "\n")] = 0;
@@ -133,7 +145,7 @@ static int lspci_dt(const char *bdf)
 	char cmd[64], out[16384], *ctl;
 
 	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", bdf);
-	if (run_capture(cmd, out, sizeof(out)))
+	if (kt_run(cmd, out, sizeof(out)))
 		return -1;
 	ctl = strstr(out, "ACSCtl:");
 	if (!ctl)
@@ -143,12 +155,10 @@ static int lspci_dt(const char *bdf)
 }
 
 FIXTURE(libvirt) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char saved_drv[NVM][64];
-	struct acs_snap before;
+	struct kt_acs before;
 	char out[16384];
-	char ext[512];
 };
 
 FIXTURE_SETUP(libvirt)
@@ -156,18 +166,17 @@ FIXTURE_SETUP(libvirt)
 	size_t bound;
 
 	if (access(LIBVIRTD, X_OK))
-		SKIP(return, "emulated host booted without vmhost.py --libvirt");
-	ASSERT_NE(NULL, kvmai_dev("gpu0"));
-	ASSERT_EQ(0, kvmai_module_load());
-	ASSERT_EQ(0, kvmai_mock_load());
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	bound = kt_bind_vfio(vm_devs, NVM, self->saved_drv);
+		SKIP(return, "emulated host booted without libvirt (vmhost.py --profile libvirt)");
+	ASSERT_NE(NULL, kt_dev("gpu0"));
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	bound = kt_dev_bind_vfio(vm_devs, NVM, self->saved_drv);
 	ASSERT_EQ(NVM, bound) TH_LOG("cannot bind %s to vfio-pci", vm_devs[bound]);
 	ASSERT_EQ(0, hugepages_up());
 	ASSERT_EQ(0, libvirtd_up())
 		TH_LOG("libvirtd did not answer: see /var/log/libvirt/libvirtd.log");
-	snap_take(&self->before);
+	kt_acs_snap(&self->before);
 	ASSERT_GE(self->before.n, 10);
 }
 
@@ -177,33 +186,33 @@ FIXTURE_TEARDOWN(libvirt)
 	struct kt_group groups[4];
 	struct kt_req gdump = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
 	struct kt_pmu vms[4];
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024], out[4096];
 	int n = 0;
 
-	if (!self->sk)
+	if (!self->nl.sk)
 		return;
 	/* Nothing of a test may outlive its domains. */
-	run_capture("for d in $(" VIRSH "list --name); do " VIRSH "destroy $d; done; "
+	kt_run("for d in $(" VIRSH "list --name); do " VIRSH "destroy $d; done; "
 		    "for d in $(" VIRSH "list --all --name); do " VIRSH "undefine $d; done 2>&1",
 		    out, sizeof(out));
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff)))
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff)))
 		TH_LOG("ACS not restored after the domains went:%s", diff);
-	EXPECT_EQ(0, kt_request(self->sk, self->family, &gdump, groups, 4, &n, NULL, 0));
+	EXPECT_EQ(0, _test_cmd_group_dump(&self->nl, &gdump, groups, 4, &n));
 	EXPECT_EQ(0, n) TH_LOG("%d group(s) left, the first %s", n, n ? groups[0].name : "");
 	n = 0;
-	EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &dump, vms, 4, &n, NULL, 0));
+	EXPECT_EQ(0, _test_cmd_pmu_dump(&self->nl, &dump, vms, 4, &n));
 	EXPECT_EQ(0, n) TH_LOG("PMU record of %s left", n ? vms[0].vm : "");
-	kvmai_genl_close(self->sk);
+	kt_nl_close(&self->nl);
 	/* Counters devices hold kvmai_mock_counters, which holds kvmai. */
 	kt_ctrdev_remove_all();
-	if (kvmai_mock_counters_loaded())
-		EXPECT_EQ(0, kvmai_mock_counters_unload());
-	kvmai_mock_unload();
-	kvmai_module_unload();
+	if (kt_mod_loaded(KT_MOD_MOCK_COUNTERS))
+		EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_COUNTERS));
+	_test_cmd_mod_unload(KT_MOD_MOCK_PMU);
+	_test_cmd_mod_unload(KT_MOD_KVMAI);
 	for (size_t i = 0; i < NVM; i++)
-		pci_bind(kt_bdf(vm_devs[i]), self->saved_drv[i]);
+		_test_cmd_pci_bind(kt_dev_bdf(vm_devs[i]), self->saved_drv[i]);
 }
 
 /*
@@ -211,32 +220,32 @@ FIXTURE_TEARDOWN(libvirt)
  * it out, with a name, and with @pmu (an element, or "") added to the
  * kvm-ai metadata the plan wrote.
  */
-static int define_planned(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self,
+static int define_planned(struct __test_metadata *_metadata, struct _test_data_libvirt *self,
 			  const char *dom, const char *devs, const char *group, const char *pmu)
 {
-	char cmd[1024];
+	char cmd[1024], sed[512];
 	int rc;
 
+	snprintf(sed, sizeof(sed),
+		 "sed -e 's|<domain type=\"kvm\">|&<name>%s</name>|' -e 's|</kvmai:vm>|%s&|' /tmp/%s.plan >/tmp/%s.xml",
+		 dom, pmu, dom, dom);
 	snprintf(cmd, sizeof(cmd),
-		 KVMAICTL " vm plan %s vcpus 1 memory 64 format libvirt group %s >/tmp/%s.plan "
-		 "2>&1 && sed -e 's|<domain type=\"kvm\">|&<name>%s</name>|' "
-		 "-e 's|</kvmai:vm>|%s&|' /tmp/%s.plan >/tmp/%s.xml && "
-		 VIRSH "define /tmp/%s.xml 2>&1 || { cat /tmp/%s.plan; false; }",
-		 devs, group, dom, dom, pmu, dom, dom, dom, dom);
-	rc = run_capture(cmd, self->out, sizeof(self->out));
+		 "%s vm plan %s vcpus 1 memory 64 format libvirt group %s >/tmp/%s.plan 2>&1 && %s && %s define /tmp/%s.xml 2>&1 || { cat /tmp/%s.plan; false; }",
+		 KVMAICTL, devs, group, dom, sed, VIRSH, dom, dom);
+	rc = kt_run(cmd, self->out, sizeof(self->out));
 	if (rc)
 		TH_LOG("plan or define failed:\n%s", self->out);
 	return rc;
 }
 
 /* virsh start @dom, logging its exit status and how long it took. */
-static int start(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self,
-		 const char *dom)
+static int start_dom(struct __test_metadata *_metadata, struct _test_data_libvirt *self,
+		     const char *dom)
 {
-	double t0 = uptime();
+	double t0 = now_s();
 	int rc = virsh(self->out, sizeof(self->out), "start %s", dom);
 
-	TH_LOG("virsh start %s: exit %d after %.1f s", dom, rc, uptime() - t0);
+	TH_LOG("virsh start %s: exit %d after %.1f s", dom, rc, now_s() - t0);
 	return rc;
 }
 
@@ -246,25 +255,23 @@ static void show_logs(struct __test_metadata *_metadata, const char *dom)
 
 	snprintf(cmd, sizeof(cmd), "tail -n 15 /var/log/libvirt/qemu/%s.log; "
 		 "tail -n 15 /var/log/libvirt/libvirtd.log", dom);
-	run_capture(cmd, out, sizeof(out));
+	kt_run(cmd, out, sizeof(out));
 	TH_LOG("logs:\n%s", out);
 }
 
 /* The group as the module holds it: 0, or -errno (-ENOENT: none). */
-static int get_group(FIXTURE_DATA(libvirt) *self, const char *name, struct kt_group *g)
+static int get_group(struct _test_data_libvirt *self, const char *name, struct kt_group *g)
 {
 	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_GET, .name = name };
 
-	return kt_request(self->sk, self->family, &r, g, g ? 1 : 0, NULL, self->ext,
-			  sizeof(self->ext));
+	return _test_cmd_group(&self->nl, &r, g);
 }
 
-static int get_pmu(FIXTURE_DATA(libvirt) *self, const char *vm, struct kt_pmu *p)
+static int get_pmu(struct _test_data_libvirt *self, const char *vm, struct kt_pmu *p)
 {
 	struct kt_pmu_req r = { .cmd = KVMAI_CMD_PMU_GET, .vm = vm };
 
-	return kt_pmu_request(self->sk, self->family, &r, p, p ? 1 : 0, NULL, self->ext,
-			      sizeof(self->ext));
+	return _test_cmd_pmu(&self->nl, &r, p);
 }
 
 /*
@@ -278,7 +285,7 @@ static void vcpu0_cpuset(const char *dom, char *cpus, size_t len)
 	snprintf(cmd, sizeof(cmd),
 		 VIRSH "dumpxml %s | sed -n \"s/.*<vcpupin vcpu='0' cpuset='\\([^']*\\)'.*/\\1/p\"",
 		 dom);
-	if (run_capture(cmd, cpus, len))
+	if (kt_run(cmd, cpus, len))
 		cpus[0] = 0;
 	cpus[strcspn(cpus, "\n")] = 0;
 }
@@ -290,32 +297,32 @@ static void vcpu0_cpuset(const char *dom, char *cpus, size_t len)
  * started, on the CPUs its <cputune> pins its vCPU to.
  */
 static void expect_running_units(struct __test_metadata *_metadata,
-				 FIXTURE_DATA(libvirt) *self, int nunits)
+				 struct _test_data_libvirt *self, int nunits)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	struct acs_snap during;
+	struct kt_acs during;
 	struct kt_group g = {};
 	struct kt_pmu p = {};
 	char diff[1024], pinned[256];
 	pid_t pid = qemu_pid("vm1");
 
 	ASSERT_GT(pid, 0) TH_LOG("no /run/libvirt/qemu/vm1.pid");
-	ASSERT_EQ(0, get_group(self, "vm1-p2p", &g)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, get_group(self, "vm1-p2p", &g)) TH_LOG("%s", self->nl.ext);
 	EXPECT_STREQ("vm1", g.vm);
 	EXPECT_EQ(KVMAI_STATE_ENABLED, g.state);
 	EXPECT_EQ(2, g.nmembers);
-	snap_take(&during);
-	EXPECT_EQ(2, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
+	kt_acs_snap(&during);
+	EXPECT_EQ(2, kt_acs_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
 	for (int i = 0; i < 2; i++) {
-		uint16_t was = snap_get(&self->before, kt_port(m[i]));
+		__u16 was = kt_dev_acs(&self->before, m[i]);
 
-		EXPECT_EQ(was | PCI_ACS_DT, acs_now(kt_port(m[i])))
-			TH_LOG("port %s of %s", kt_port(m[i]), m[i]);
-		EXPECT_EQ(1, lspci_dt(kt_port(m[i])))
-			TH_LOG("lspci: no DirectTrans+ on %s", kt_port(m[i]));
+		EXPECT_EQ(was | PCI_ACS_DT, kt_dev_acs_now(m[i]))
+			TH_LOG("port %s of %s", kt_dev_port(m[i]), m[i]);
+		EXPECT_EQ(1, lspci_dt(kt_dev_port(m[i])))
+			TH_LOG("lspci: no DirectTrans+ on %s", kt_dev_port(m[i]));
 	}
-	ASSERT_EQ(0, get_pmu(self, "vm1", &p)) TH_LOG("no PMU record of vm1: %s", self->ext);
-	EXPECT_EQ((uint32_t)pid, p.pid);
+	ASSERT_EQ(0, get_pmu(self, "vm1", &p)) TH_LOG("no PMU record of vm1: %s", self->nl.ext);
+	EXPECT_EQ((__u32)pid, p.pid);
 	ASSERT_EQ(nunits, p.nunits);
 	EXPECT_STREQ(MOCK_UNIT, p.units[0].name);
 	/* The metadata names no CPUs: the hook took the vCPU's pinning. */
@@ -325,28 +332,28 @@ static void expect_running_units(struct __test_metadata *_metadata,
 	EXPECT_FALSE(p.shared);
 }
 
-static void expect_running(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self)
+static void expect_running(struct __test_metadata *_metadata, struct _test_data_libvirt *self)
 {
 	expect_running_units(_metadata, self, 1);
 }
 
 /* After vm1 went, however it went: every word back, nothing held. */
-static void expect_gone(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self)
+static void expect_gone(struct __test_metadata *_metadata, struct _test_data_libvirt *self)
 {
-	struct acs_snap after;
+	struct kt_acs after;
 	struct kt_group g;
 	char diff[1024];
 
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
-	EXPECT_EQ(0, lspci_dt(kt_port("gpu0")));
-	EXPECT_EQ(0, lspci_dt(kt_port("nic0")));
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	EXPECT_EQ(0, lspci_dt(kt_dev_port("gpu0")));
+	EXPECT_EQ(0, lspci_dt(kt_dev_port("nic0")));
 	EXPECT_EQ(-ENOENT, get_group(self, "vm1-p2p", &g));
 	EXPECT_EQ(-ENOENT, get_pmu(self, "vm1", NULL)) TH_LOG("vm1 still owns PMU resources");
 }
 
 /* No cpus: the hook takes them from the <cputune> that `vm plan` writes. */
-static int define_vm1(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *self)
+static int define_vm1(struct __test_metadata *_metadata, struct _test_data_libvirt *self)
 {
 	return define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p",
 			      "<kvmai:pmu><kvmai:unit name=\"" MOCK_UNIT "\"/></kvmai:pmu>");
@@ -356,7 +363,7 @@ static int define_vm1(struct __test_metadata *_metadata, FIXTURE_DATA(libvirt) *
 TEST_F_TIMEOUT(libvirt, start_applies_metadata_destroy_restores, 300)
 {
 	ASSERT_EQ(0, define_vm1(_metadata, self));
-	if (start(_metadata, self, "vm1"))
+	if (start_dom(_metadata, self, "vm1"))
 		show_logs(_metadata, "vm1");
 	ASSERT_NE(NULL, strstr(self->out, "Domain 'vm1' started")) TH_LOG("%s", self->out);
 	expect_running(_metadata, self);
@@ -372,12 +379,12 @@ TEST_F_TIMEOUT(libvirt, qemu_killed_restores, 300)
 	pid_t pid;
 
 	ASSERT_EQ(0, define_vm1(_metadata, self));
-	ASSERT_EQ(0, start(_metadata, self, "vm1")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, start_dom(_metadata, self, "vm1")) TH_LOG("%s", self->out);
 	expect_running(_metadata, self);
 	pid = qemu_pid("vm1");
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	for (int i = 0; i < 120; i++) {
-		domstate("vm1", state, sizeof(state));
+		dom_state("vm1", state, sizeof(state));
 		if (!strcmp(state, "shut off"))
 			break;
 		usleep(500 * 1000);
@@ -394,30 +401,27 @@ TEST_F_TIMEOUT(libvirt, qemu_killed_restores, 300)
  */
 TEST_F_TIMEOUT(libvirt, libvirtd_restart_reconnects_lost_state, 300)
 {
-	struct acs_snap during, later;
+	struct kt_acs during, later;
 	char diff[1024], state[64];
 	struct kt_group g;
 	pid_t pid;
 
 	ASSERT_EQ(0, define_vm1(_metadata, self));
-	ASSERT_EQ(0, start(_metadata, self, "vm1")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, start_dom(_metadata, self, "vm1")) TH_LOG("%s", self->out);
 	expect_running(_metadata, self);
 	pid = qemu_pid("vm1");
-	snap_take(&during);
+	kt_acs_snap(&during);
 
-	ASSERT_EQ(0, run_capture("kill $(cat /run/libvirtd.pid) && "
-				 "while [ -e /run/libvirtd.pid ]; do sleep 0.2; done",
-				 self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	kvmai_genl_close(self->sk);
-	ASSERT_EQ(0, kvmai_mock_unload());
-	ASSERT_EQ(0, kvmai_module_unload());
-	ASSERT_EQ(0, kvmai_module_load());
-	ASSERT_EQ(0, kvmai_mock_load());
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
+	ASSERT_EQ(0, kt_run(STOP_LIBVIRTD, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	kt_nl_close(&self->nl);
+	test_cmd_mod_unload(KT_MOD_MOCK_PMU);
+	test_cmd_mod_unload(KT_MOD_KVMAI);
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
 	ASSERT_EQ(-ENOENT, get_group(self, "vm1-p2p", &g));
-	snap_take(&later);
-	EXPECT_EQ(0, snap_diff(&self->before, &later, diff, sizeof(diff)))
+	kt_acs_snap(&later);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &later, diff, sizeof(diff)))
 		TH_LOG("the unload left:%s", diff);
 
 	/*
@@ -431,12 +435,12 @@ TEST_F_TIMEOUT(libvirt, libvirtd_restart_reconnects_lost_state, 300)
 			    ">/dev/null 2>&1 &"));
 	ASSERT_EQ(0, libvirtd_up());
 	ASSERT_EQ(0, reconnected("vm1", self->out, sizeof(self->out))) TH_LOG("%s", self->out);
-	domstate("vm1", state, sizeof(state));
+	dom_state("vm1", state, sizeof(state));
 	EXPECT_STREQ("running", state);
 	EXPECT_EQ(pid, qemu_pid("vm1"));
 	expect_running(_metadata, self);
-	snap_take(&later);
-	EXPECT_EQ(0, snap_diff(&during, &later, diff, sizeof(diff))) TH_LOG("%s", diff);
+	kt_acs_snap(&later);
+	EXPECT_EQ(0, kt_acs_diff(&during, &later, diff, sizeof(diff))) TH_LOG("%s", diff);
 
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "destroy vm1")) TH_LOG("%s", self->out);
 	expect_gone(_metadata, self);
@@ -451,26 +455,25 @@ TEST_F_TIMEOUT(libvirt, libvirtd_restart_reconnects_lost_state, 300)
  */
 TEST_F_TIMEOUT(libvirt, metadata_removed_then_destroyed_leaves_nothing, 300)
 {
-	bool ctr = !access(KVMAI_MOCK_COUNTERS_PATH, F_OK);
+	bool ctr = !access(KT_MOCK_COUNTERS_PATH, F_OK);
 	char uuid[64] = "", attr[64] = "";
 
 	if (ctr) {
-		ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
+		test_cmd_mod_load(KT_MOD_MOCK_COUNTERS, NULL);
 	} else {
 		TH_LOG("no %s: this kernel has no mediated devices, no counters device",
-		       KVMAI_MOCK_COUNTERS_PATH);
+		       KT_MOCK_COUNTERS_PATH);
 	}
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p",
-				    ctr ? "<kvmai:pmu><kvmai:unit name=\"" MOCK_UNIT "\"/>"
-					  "<kvmai:unit name=\"" BW_UNIT "\"/></kvmai:pmu>"
-					: "<kvmai:pmu><kvmai:unit name=\"" MOCK_UNIT "\"/></kvmai:pmu>"));
-	if (start(_metadata, self, "vm1"))
+				    ctr ? PMU_ELEMENT(UNIT(MOCK_UNIT) UNIT(BW_UNIT))
+					: PMU_ELEMENT(UNIT(MOCK_UNIT))));
+	if (start_dom(_metadata, self, "vm1"))
 		show_logs(_metadata, "vm1");
 	ASSERT_NE(NULL, strstr(self->out, "Domain 'vm1' started")) TH_LOG("%s", self->out);
 	expect_running_units(_metadata, self, ctr ? 2 : 1);
 	if (ctr) {
 		/* vm1 owns mock_bw: the operator makes its counters device. */
-		ASSERT_EQ(0, kt_ctrdev_create(BW_UNIT, uuid, sizeof(uuid)));
+		test_cmd_ctrdev_create(BW_UNIT, uuid, sizeof(uuid));
 		ASSERT_EQ(0, kt_ctrdev_attr(uuid, "vm", attr, sizeof(attr)));
 		EXPECT_STREQ("vm1", attr);
 		ASSERT_EQ(0, kt_ctrdev_attr(uuid, "state", attr, sizeof(attr)));
@@ -480,19 +483,20 @@ TEST_F_TIMEOUT(libvirt, metadata_removed_then_destroyed_leaves_nothing, 300)
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
 			   "metadata vm1 " KVMAI_NS " --live --remove")) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "dumpxml vm1")) TH_LOG("%s", self->out);
-	ASSERT_EQ(NULL, strstr(self->out, KVMAI_NS)) TH_LOG("the live XML still has kvm-ai's element");
+	ASSERT_EQ(NULL, strstr(self->out, KVMAI_NS))
+		TH_LOG("the live XML still has kvm-ai's element");
 
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "destroy vm1")) TH_LOG("%s", self->out);
 	expect_gone(_metadata, self);
 	if (ctr) {
 		ASSERT_EQ(0, kt_ctrdev_attr(uuid, "state", attr, sizeof(attr)));
 		EXPECT_STREQ("revoked", attr) TH_LOG("vm1's counters device outlived the domain");
-		EXPECT_EQ(0, kt_ctrdev_remove(uuid));
+		EXPECT_EQ(0, _test_cmd_ctrdev_remove(uuid));
 	}
 }
 
 /* Write @xml to /tmp/@dom.xml and define it. */
-static int define_xml(FIXTURE_DATA(libvirt) *self, const char *dom, const char *xml)
+static int define_xml(struct _test_data_libvirt *self, const char *dom, const char *xml)
 {
 	char path[64];
 	FILE *f;
@@ -512,18 +516,18 @@ static int define_xml(FIXTURE_DATA(libvirt) *self, const char *dom, const char *
  * (the fixture's teardown compares them all).
  */
 static void expect_refused_started(struct __test_metadata *_metadata,
-				   FIXTURE_DATA(libvirt) *self, const char *dom,
+				   struct _test_data_libvirt *self, const char *dom,
 				   const char *group)
 {
 	char state[64], want[64];
 
-	EXPECT_NE(0, start(_metadata, self, dom));
+	EXPECT_NE(0, start_dom(_metadata, self, dom));
 	TH_LOG("virsh said: %s", self->out);
 	snprintf(want, sizeof(want), "%s started begin", dom);
 	EXPECT_NE(NULL, strstr(self->out, want));
 	snprintf(want, sizeof(want), "kvmai: group %s: enable: ", group);
 	EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no kvm-ai line in libvirt's error");
-	domstate(dom, state, sizeof(state));
+	dom_state(dom, state, sizeof(state));
 	EXPECT_STREQ("shut off", state);
 	EXPECT_EQ(0, qemu_pid(dom));
 	EXPECT_EQ(-ENOENT, get_group(self, group, NULL));
@@ -538,33 +542,29 @@ static void expect_refused_started(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(libvirt, group_below_shared_port_fails_start, 300)
 {
 	static const char *const m[] = { "gpu4", "nic3" };
-	char xml[2048], host[2][64];
-	unsigned int bus, slot, fn;
+	char xml[2048], host[2][160];
 
+	/* DDDD:BB:SS.F: the address's bus, slot and function as hex numbers. */
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(3, sscanf(kt_bdf(m[i]), "0000:%x:%x.%x", &bus, &slot, &fn));
+		const char *bdf = kt_dev_bdf(m[i]);
+
 		snprintf(host[i], sizeof(host[i]),
-			 "bus='%#04x' slot='%#04x' function='%#x'", bus, slot, fn);
+			 "<hostdev mode='subsystem' type='pci' managed='no'><source><address domain='0x0000' bus='0x%.2s' slot='0x%.2s' function='0x%.1s'/></source></hostdev>",
+			 bdf + 5, bdf + 8, bdf + 11);
 	}
 	snprintf(xml, sizeof(xml),
-		 "<domain type='kvm'><name>vm2</name>"
-		 "<metadata><kvmai:vm xmlns:kvmai='https://kvm-ai.dev/xmlns/libvirt/1'>"
-		 "<kvmai:group name='vm2-p2p' from='hostdevs'/></kvmai:vm></metadata>"
-		 "<memory unit='MiB'>64</memory><vcpu>1</vcpu>"
-		 "<os><type arch='x86_64' machine='q35'>hvm</type></os>"
-		 "<cpu mode='host-passthrough'/><devices>"
-		 "<hostdev mode='subsystem' type='pci' managed='no'><source>"
-		 "<address domain='0x0000' %s/></source></hostdev>"
-		 "<hostdev mode='subsystem' type='pci' managed='no'><source>"
-		 "<address domain='0x0000' %s/></source></hostdev>"
-		 "</devices></domain>", host[0], host[1]);
+		 "<domain type='kvm'><name>vm2</name><metadata><kvmai:vm xmlns:kvmai='%s'><kvmai:group name='vm2-p2p' from='hostdevs'/></kvmai:vm></metadata><memory unit='MiB'>64</memory><vcpu>1</vcpu><os><type arch='x86_64' machine='q35'>hvm</type></os><cpu mode='host-passthrough'/><devices>%s%s</devices></domain>",
+		 KVMAI_NS, host[0], host[1]);
 	ASSERT_EQ(0, define_xml(self, "vm2", xml)) TH_LOG("%s", self->out);
 	expect_refused_started(_metadata, self, "vm2", "vm2-p2p");
 	/* Named: whichever of the two the planner meets first below the port. */
-	EXPECT_TRUE((strstr(self->out, kt_bdf("foreign1")) && strstr(self->out, "is not a member")) ||
-		    (strstr(self->out, kt_bdf("nic3")) && strstr(self->out, "has no ATS enabled")))
-		TH_LOG("%s", self->out);
+	EXPECT_TRUE((strstr(self->out, kt_dev_bdf("foreign1")) &&
+		     strstr(self->out, "is not a member")) ||
+		    (strstr(self->out, kt_dev_bdf("nic3")) &&
+		     strstr(self->out, "has no ATS enabled"))) TH_LOG("%s", self->out);
 }
+
+#define VM4_DIRECT "'<vm><group name=\"vm4-p2p\" mode=\"direct\" from=\"hostdevs\"/></vm>'"
 
 /*
  * The issue's case: a direct-mode group of every device the domain has
@@ -574,19 +574,16 @@ TEST_F_TIMEOUT(libvirt, group_below_shared_port_fails_start, 300)
  */
 TEST_F_TIMEOUT(libvirt, direct_group_beside_host_device_fails_start, 300)
 {
-	struct kvmai_status st = {};
+	struct kt_status st = {};
 
-	kvmai_status_get(self->sk, self->family, &st);
+	_test_cmd_status_get(&self->nl, &st);
 	if (!(st.features & KVMAI_FEATURE_VFIO_NOTIFY))
 		SKIP(return, "kernel without vfio device notifications (patches/0002)");
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm4", "gpu0 gpu1 nic0 nic1", "vm4-p2p", ""));
-	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
-			   "metadata vm4 https://kvm-ai.dev/xmlns/libvirt/1 --key kvmai --config "
-			   "--set '<vm><group name=\"vm4-p2p\" mode=\"direct\" "
-			   "from=\"hostdevs\"/></vm>'"))
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), SET_METADATA("vm4"), VM4_DIRECT))
 		TH_LOG("%s", self->out);
 	expect_refused_started(_metadata, self, "vm4", "vm4-p2p");
-	EXPECT_NE(NULL, strstr(self->out, kt_bdf("foreign0")));
+	EXPECT_NE(NULL, strstr(self->out, kt_dev_bdf("foreign0")));
 }
 
 /*
@@ -599,18 +596,17 @@ TEST_F_TIMEOUT(libvirt, foreign_member_refused_before_qemu_starts, 300)
 
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm3", "gpu0 nic0", "vm3-p2p", ""));
 	snprintf(meta, sizeof(meta),
-		 "'<vm><group name=\"vm3-p2p\"><device address=\"%s\"/>"
-		 "<device address=\"%s\"/></group></vm>'", kt_bdf("gpu0"), kt_bdf("gpu4"));
-	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
-			   "metadata vm3 https://kvm-ai.dev/xmlns/libvirt/1 --key kvmai --config "
-			   "--set %s", meta)) TH_LOG("%s", self->out);
+		 "'<vm><group name=\"vm3-p2p\"><device address=\"%s\"/><device address=\"%s\"/></group></vm>'",
+		 kt_dev_bdf("gpu0"), kt_dev_bdf("gpu4"));
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), SET_METADATA("vm3"), meta))
+		TH_LOG("%s", self->out);
 
-	EXPECT_NE(0, start(_metadata, self, "vm3"));
+	EXPECT_NE(0, start_dom(_metadata, self, "vm3"));
 	TH_LOG("virsh said: %s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
-	EXPECT_NE(NULL, strstr(self->out, kt_bdf("gpu4")));
+	EXPECT_NE(NULL, strstr(self->out, kt_dev_bdf("gpu4")));
 	EXPECT_NE(NULL, strstr(self->out, "not a PCI hostdev of domain vm3"));
-	domstate("vm3", state, sizeof(state));
+	dom_state("vm3", state, sizeof(state));
 	EXPECT_STREQ("shut off", state);
 	EXPECT_EQ(-ENOENT, get_group(self, "vm3-p2p", NULL));
 }
@@ -628,15 +624,14 @@ TEST_F_TIMEOUT(libvirt, units_without_pinned_vcpus_refused, 300)
 				    "<kvmai:pmu cpus=\"0\"><kvmai:unit name=\"" MOCK_UNIT
 				    "\"/></kvmai:pmu>"));
 	/* Defined anew: the plan names no UUID, so a second define would clash. */
-	ASSERT_EQ(0, run_capture(VIRSH "undefine vm5 && "
-				 "sed -i -e '/<cputune>/,/<\\/cputune>/d' /tmp/vm5.xml && "
-				 VIRSH "define /tmp/vm5.xml 2>&1", self->out, sizeof(self->out)))
-		TH_LOG("%s", self->out);
-	EXPECT_NE(0, start(_metadata, self, "vm5"));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), "%s undefine vm5 && %s && %s define %s",
+			   VIRSH, "sed -i -e '/<cputune>/,/<\\/cputune>/d' /tmp/vm5.xml", VIRSH,
+			   "/tmp/vm5.xml")) TH_LOG("%s", self->out);
+	EXPECT_NE(0, start_dom(_metadata, self, "vm5"));
 	TH_LOG("virsh said: %s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
 	EXPECT_NE(NULL, strstr(self->out, "uncore units need the domain's vCPUs pinned"));
-	domstate("vm5", state, sizeof(state));
+	dom_state("vm5", state, sizeof(state));
 	EXPECT_STREQ("shut off", state);
 	EXPECT_EQ(-ENOENT, get_group(self, "vm5-p2p", NULL));
 	EXPECT_EQ(-ENOENT, get_pmu(self, "vm5", NULL));
@@ -652,43 +647,41 @@ TEST_F_TIMEOUT(libvirt, another_vms_counters_device_refused, 300)
 	char pkg0[64], uuid[64], xml[256], state[64];
 	FILE *f;
 
-	if (access(KVMAI_MOCK_COUNTERS_PATH, F_OK))
-		SKIP(return, "no %s: this kernel has no mediated devices", KVMAI_MOCK_COUNTERS_PATH);
-	ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
-	ASSERT_GT(kt_package_cpus(0, pkg0, sizeof(pkg0)), 0);
+	if (access(KT_MOCK_COUNTERS_PATH, F_OK))
+		SKIP(return, "no %s: this kernel has no mediated devices", KT_MOCK_COUNTERS_PATH);
+	test_cmd_mod_load(KT_MOD_MOCK_COUNTERS, NULL);
+	ASSERT_GT(kt_cpu_package(0, pkg0, sizeof(pkg0)), 0);
 	own.cpus = pkg0;
-	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
-				    sizeof(self->ext))) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_ctrdev_create(BW_UNIT, uuid, sizeof(uuid)));
+	test_cmd_pmu(&own, NULL) TH_LOG("%s", self->nl.ext);
+	test_cmd_ctrdev_create(BW_UNIT, uuid, sizeof(uuid));
 
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p", ""));
 	snprintf(xml, sizeof(xml),
-		 "<hostdev mode='subsystem' type='mdev' model='vfio-pci'>"
-		 "<source><address uuid='%s'/></source></hostdev>", uuid);
+		 "<hostdev mode='subsystem' type='mdev' model='vfio-pci'><source><address uuid='%s'/></source></hostdev>",
+		 uuid);
 	f = fopen("/tmp/vm1-ctr.xml", "w");
 	ASSERT_NE(NULL, f);
 	fputs(xml, f);
 	fclose(f);
-	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "attach-device vm1 /tmp/vm1-ctr.xml --config"))
-		TH_LOG("%s", self->out);
-	EXPECT_NE(0, start(_metadata, self, "vm1"));
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out),
+			   "attach-device vm1 /tmp/vm1-ctr.xml --config")) TH_LOG("%s", self->out);
+	EXPECT_NE(0, start_dom(_metadata, self, "vm1"));
 	TH_LOG("virsh said: %s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
 	snprintf(xml, sizeof(xml), "kvmai: counters device %s belongs to vm vm2, not to domain vm1",
 		 uuid);
 	EXPECT_NE(NULL, strstr(self->out, xml));
-	domstate("vm1", state, sizeof(state));
+	dom_state("vm1", state, sizeof(state));
 	EXPECT_STREQ("shut off", state);
 	EXPECT_EQ(-ENOENT, get_group(self, "vm1-p2p", NULL));
 
 	/* A QEMU that got the device would hold its removal up. */
 	virsh(self->out, sizeof(self->out), "destroy vm1");
-	EXPECT_EQ(0, kt_ctrdev_remove(uuid));
+	EXPECT_EQ(0, _test_cmd_ctrdev_remove(uuid));
 	own.cmd = KVMAI_CMD_PMU_RELEASE;
 	own.units[0] = NULL;
 	own.cpus = NULL;
-	EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
-				    sizeof(self->ext))) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, _test_cmd_pmu(&self->nl, &own, NULL)) TH_LOG("%s", self->nl.ext);
 }
 
 TEST_HARNESS_MAIN

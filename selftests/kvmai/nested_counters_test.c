@@ -8,12 +8,12 @@
  * rates the test-only mock provider generates; read loops in L2 must leave
  * no I/O or MMIO exit in L1's KVM statistics through the mapping, and two
  * per read through ports 0xcf8/0xcfc; revocation must reach kvmaistat.
- * The L2 side is vmhost/scenarios/l2-counters.sh.
+ * The L2 side is vmhost/l2/counters.sh.
  *
  * A guest store to the read-only BAR0 must be dropped with the VM running
  * on: that takes kvm-ai's QEMU patches (patches/qemu/; Debian's QEMU ends
- * the VM), which vmhost.py --kvmai-qemu puts in the emulated host.  The
- * L2 side is vmhost/scenarios/l2-ctr-write.sh.
+ * the VM), which the nested profile puts in the emulated host.  The
+ * L2 side is vmhost/l2/ctr-write.sh.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -26,10 +26,13 @@
 #include <linux/kvmai.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/pmu.h"
+#include "lib/counters.h"
+#include "lib/l2.h"
 
-#define L2_SHARE "/usr/share/kvmai-l2/vmlinuz"
-#define KVMAI_QEMU "/usr/libexec/kvmai/qemu-system-x86_64"
 #define BW "mock_bw"
 #define WORK "/tmp/l2-counters"
 #define OUT WORK ".out"
@@ -38,25 +41,22 @@
 #define WINDOW_US 3000000
 
 FIXTURE(l2ctr) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char pkg0[64];
 	char uuid[64];
-	char ext[256];
 	pid_t l2;
 };
 
 FIXTURE_SETUP(l2ctr)
 {
 	self->l2 = -1;
-	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
-	if (access(KVMAI_MOCK_COUNTERS_PATH, F_OK))
-		SKIP(return, "no %s: this kernel has no mediated devices", KVMAI_MOCK_COUNTERS_PATH);
-	ASSERT_EQ(0, kvmai_mock_counters_load(NULL));
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	ASSERT_GT(kt_package_cpus(0, self->pkg0, sizeof(self->pkg0)), 0);
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	if (access(KT_MOCK_COUNTERS_PATH, F_OK))
+		SKIP(return, "no %s: this kernel has no mediated devices", KT_MOCK_COUNTERS_PATH);
+	test_cmd_mod_load(KT_MOD_MOCK_COUNTERS, NULL);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	ASSERT_GT(kt_cpu_package(0, self->pkg0, sizeof(self->pkg0)), 0);
 }
 
 FIXTURE_TEARDOWN(l2ctr)
@@ -67,12 +67,12 @@ FIXTURE_TEARDOWN(l2ctr)
 		kill(self->l2, SIGKILL);
 		waitpid(self->l2, NULL, 0);
 	}
-	if (!self->sk)
+	if (!self->nl.sk)
 		return;
-	kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+	_test_cmd_pmu(&self->nl, &rel, NULL);
 	kt_ctrdev_remove_all();
-	kvmai_genl_close(self->sk);
-	EXPECT_EQ(0, kvmai_mock_counters_unload());
+	kt_nl_close(&self->nl);
+	EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_COUNTERS));
 }
 
 static bool results_have(const char *line)
@@ -118,8 +118,10 @@ static int check_rates(struct __test_metadata *_metadata, const char *p)
 			double got = atof(q + strlen(rates[r].key));
 			double want = kt_mock_counters_param(rates[r].param) / 1000.0 * ++index;
 
-			EXPECT_LT(got, want * 1.01) TH_LOG("%s%f GB/s, generated %f", rates[r].key, got, want);
-			EXPECT_GT(got, want * 0.99) TH_LOG("%s%f GB/s, generated %f", rates[r].key, got, want);
+			EXPECT_LT(got, want * 1.01)
+				TH_LOG("%s%f GB/s, generated %f", rates[r].key, got, want);
+			EXPECT_GT(got, want * 0.99)
+				TH_LOG("%s%f GB/s, generated %f", rates[r].key, got, want);
 			checked++;
 			q++;
 		}
@@ -133,7 +135,7 @@ static int check_rates(struct __test_metadata *_metadata, const char *p)
  * "l2-run @l2run -w WORK -- @qemu -device vfio-pci,sysfsdev=..." with its
  * output in OUT; self->l2 is that l2-run.
  */
-static void start_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2ctr) *self,
+static void start_l2(struct __test_metadata *_metadata, struct _test_data_l2ctr *self,
 		     const char *l2run, const char *qemu)
 {
 	struct kt_pmu_req own = {
@@ -141,9 +143,8 @@ static void start_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2ctr) *sel
 	};
 	char cmd[512];
 
-	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &own, NULL, 0, NULL, self->ext,
-				    sizeof(self->ext))) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_ctrdev_create(BW, self->uuid, sizeof(self->uuid)));
+	test_cmd_pmu(&own, NULL) TH_LOG("%s", self->nl.ext);
+	test_cmd_ctrdev_create(BW, self->uuid, sizeof(self->uuid));
 	snprintf(cmd, sizeof(cmd),
 		 "l2-run %s -w " WORK " -- %s -device vfio-pci,sysfsdev=/sys/bus/mdev/devices/%s >"
 		 OUT " 2>&1", l2run, qemu, self->uuid);
@@ -155,39 +156,45 @@ static void start_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2ctr) *sel
 	}
 }
 
+/* What the read loops cost; make bench's bench-l2 scenario shows these lines. */
+#define NO_READS_FMT "no reads (the same loop): %ld I/O, %ld MMIO exits (%ld exits of any kind) in %.2f s\n"
+#define MAPPED_FMT "mapped: %.0f reads in %.2f s: %ld I/O, %ld MMIO exits (%ld exits of any kind); %.1f ns per read\n"
+#define PIO_FMT "0xcf8/0xcfc: %.0f reads in %.2f s: %.2f I/O exits per read (%ld exits of any kind); %.1f ns per read\n"
+#define STORES_FMT "stores: 2; %lu mapped reads around them; %ld MMIO, %ld I/O exits (%ld of any kind) in %.2f s\n"
+
 TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 {
-	struct kt_exits n0 = {}, n1 = {}, m0 = {}, m1 = {}, p0 = {}, p1 = {};
+	struct kt_l2_exits n0 = {}, n1 = {}, m0 = {}, m1 = {}, p0 = {}, p1 = {};
 	bool none = false, mapped = false, pio = false, revoked = false;
 	double map_rate, map_ns, pio_rate, pio_ns, map_reads, pio_reads;
 	static char out[131072];
 	int status = -1, samples = 0;
 	const char *p;
 
-	start_l2(_metadata, self, "-s l2-counters", "");
+	start_l2(_metadata, self, "-s counters", "");
 
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!none && results_have("KVMAI-CTR begin none")) {
-			none = kt_exits_window(&n0, &n1, WINDOW_START_US, WINDOW_US);
+			none = kt_l2_exits_window(&n0, &n1, WINDOW_START_US, WINDOW_US);
 		} else if (!mapped && results_have("KVMAI-CTR begin mapped")) {
-			mapped = kt_exits_window(&m0, &m1, WINDOW_START_US, WINDOW_US);
+			mapped = kt_l2_exits_window(&m0, &m1, WINDOW_START_US, WINDOW_US);
 		} else if (!pio && results_have("KVMAI-CTR begin pio")) {
-			pio = kt_exits_window(&p0, &p1, WINDOW_START_US, WINDOW_US);
+			pio = kt_l2_exits_window(&p0, &p1, WINDOW_START_US, WINDOW_US);
 		} else if (!revoked && results_have("KVMAI-CTR revoke-now")) {
 			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
 
 			/* Let kvmaistat take a few samples first. */
 			usleep(1000000);
-			EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL,
-						    self->ext, sizeof(self->ext)));
+			EXPECT_EQ(0, _test_cmd_pmu(&self->nl, &rel, NULL));
 			revoked = true;
 		}
 		usleep(100000);
 	}
 	self->l2 = -1;
-	ASSERT_LE(0, kt_slurp(OUT, out, sizeof(out)));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
+	ASSERT_LE(0, kt_file_read(OUT, out, sizeof(out)));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("l2-run: %#x\n%s", status, out);
 
 	/* kvmaistat in L2: three samples at the generated rates. */
 	ASSERT_NE(NULL, strstr(out, "kvmaistat-exit 0")) TH_LOG("%s", out);
@@ -211,13 +218,12 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	ASSERT_EQ(0, reads_of(out, "pio", &pio_rate, &pio_ns)) TH_LOG("%s", out);
 	map_reads = map_rate * (m1.t - m0.t);
 	pio_reads = pio_rate * (p1.t - p0.t);
-	ksft_print_msg("no reads (the same loop): %ld I/O, %ld MMIO exits (%ld exits of any kind) in %.2f s\n",
-		       n1.io - n0.io, n1.mmio - n0.mmio, n1.all - n0.all, n1.t - n0.t);
-	ksft_print_msg("mapped: %.0f reads in %.2f s: %ld I/O, %ld MMIO exits (%ld exits of any kind); %.1f ns per read\n",
-		       map_reads, m1.t - m0.t, m1.io - m0.io, m1.mmio - m0.mmio, m1.all - m0.all,
-		       map_ns);
-	ksft_print_msg("0xcf8/0xcfc: %.0f reads in %.2f s: %.2f I/O exits per read (%ld exits of any kind); %.1f ns per read\n",
-		       pio_reads, p1.t - p0.t, (p1.io - p0.io) / pio_reads, p1.all - p0.all, pio_ns);
+	ksft_print_msg(NO_READS_FMT, n1.io - n0.io, n1.mmio - n0.mmio, n1.all - n0.all,
+		       n1.t - n0.t);
+	ksft_print_msg(MAPPED_FMT, map_reads, m1.t - m0.t, m1.io - m0.io, m1.mmio - m0.mmio,
+		       m1.all - m0.all, map_ns);
+	ksft_print_msg(PIO_FMT, pio_reads, p1.t - p0.t, (p1.io - p0.io) / pio_reads,
+		       p1.all - p0.all, pio_ns);
 	ksft_print_msg("per read: port I/O / mapped = %.0fx the time\n", pio_ns / map_ns);
 	EXPECT_GE(map_reads, 10000);
 	EXPECT_EQ(0, m1.io - m0.io);
@@ -235,37 +241,39 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 {
 	unsigned long long last0, last1, clk0, clk1, clk2;
 	bool begun = false, ended = false;
-	struct kt_exits w0 = {}, w1 = {};
+	struct kt_l2_exits w0 = {}, w1 = {};
 	static char out[65536], qlog[65536];
 	unsigned long reads;
-	int status = -1;
+	int status = -1, n;
 	const char *p;
 
-	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK))
-		TH_LOG("no kvm-ai QEMU at " KVMAI_QEMU " (make qemu; vmhost.py --kvmai-qemu)");
+	ASSERT_EQ(0, access(KT_KVMAI_QEMU, X_OK))
+		TH_LOG(KT_KVMAI_QEMU_MISSING);
 	/* -d guest_errors: QEMU says what it dropped, on its stderr (qemu.log). */
-	start_l2(_metadata, self, "-q " KVMAI_QEMU " -s l2-ctr-write", "-d guest_errors");
+	start_l2(_metadata, self, "-q " KT_KVMAI_QEMU " -s ctr-write", "-d guest_errors");
 	for (int waited = 0; waited < 2500 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!begun && results_have("KVMAI-CTR begin write")) {
-			kt_exits_now(&w0);
+			kt_l2_exits_now(&w0);
 			begun = true;
 		} else if (begun && !ended && results_have("KVMAI-CTR end write")) {
-			kt_exits_now(&w1);
+			kt_l2_exits_now(&w1);
 			ended = true;
 		}
 		usleep(100000);
 	}
 	self->l2 = -1;
-	ASSERT_LT(0, kt_slurp(OUT, out, sizeof(out)));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
+	ASSERT_LT(0, kt_file_read(OUT, out, sizeof(out)));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("l2-run: %#x\n%s", status, out);
 	ASSERT_TRUE(begun && ended) TH_LOG("L2 did not get through its stores:\n%s", out);
 
 	/* L2 lived on, its stores changed nothing, and the mapping kept counting. */
 	p = strstr(out, "ctr_reads write ");
 	p = p ? strstr(p, " stores 2 ") : NULL;
 	ASSERT_NE(NULL, p) TH_LOG("%s", out);
-	ASSERT_EQ(6, sscanf(p, " stores 2 last %llx -> %llx clock %llu %llu %llu reads %lu",
-			    &last0, &last1, &clk0, &clk1, &clk2, &reads)) TH_LOG("%s", p);
+	n = sscanf(p, " stores 2 last %llx -> %llx clock %llu %llu %llu reads %lu",
+		   &last0, &last1, &clk0, &clk1, &clk2, &reads);
+	ASSERT_EQ(6, n) TH_LOG("%s", p);
 	EXPECT_EQ(last0, last1);
 	EXPECT_NE(0x5a5a5a5a5a5a5a5aULL, clk1);
 	EXPECT_LE(clk0, clk1);
@@ -274,14 +282,14 @@ TEST_F_TIMEOUT(l2ctr, guest_store_to_counters_is_dropped, 300)
 
 	/* Each store exited to QEMU (a read-only slot); the reads did not. */
 	ASSERT_LE(0, w0.mmio) TH_LOG("no KVM statistics in /sys/kernel/debug/kvm");
-	ksft_print_msg("stores: 2; %lu mapped reads around them; %ld MMIO, %ld I/O exits (%ld of any kind) in %.2f s\n",
-		       reads, w1.mmio - w0.mmio, w1.io - w0.io, w1.all - w0.all, w1.t - w0.t);
+	ksft_print_msg(STORES_FMT, reads, w1.mmio - w0.mmio, w1.io - w0.io, w1.all - w0.all,
+		       w1.t - w0.t);
 	EXPECT_GE(w1.mmio - w0.mmio, 2);
 	EXPECT_LT(w1.mmio - w0.mmio, 100);
 	EXPECT_GE(reads, 10000);
 
 	/* QEMU said which writes it dropped. */
-	ASSERT_LT(0, kt_slurp(WORK "/qemu.log", qlog, sizeof(qlog)));
+	ASSERT_LT(0, kt_file_read(WORK "/qemu.log", qlog, sizeof(qlog)));
 	p = strstr(qlog, "to read-only region");
 	ASSERT_NE(NULL, p) TH_LOG("qemu.log:\n%s", qlog);
 	while (p > qlog && p[-1] != '\n')

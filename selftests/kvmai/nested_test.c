@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Guests of the emulated host (L2): the harness that later tests build on.
- * The emulated host, booted with vmhost.py --nested, runs Debian's QEMU under
+ * The emulated host, booted with the nested profile, runs Debian's QEMU under
  * KVM on nested SVM (guest/l2-run) and passes its own devices through with
  * vfio-pci; L2 must see them where the QEMU arguments put them.  L2 also
  * runs PMU cases that need a package of two CPUs, which the host lacks.
@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
-
-#define L2_SHARE "/usr/share/kvmai-l2/vmlinuz"
+#include "lib/sys.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
+#include "lib/l2.h"
 
 struct l2_dev {
 	char bdf[16];
@@ -23,7 +24,7 @@ struct l2_dev {
 	char path[256];	/* below /sys/devices */
 };
 
-/* The l2-probe scenario's lines into @devs; returns how many. */
+/* The L2 probe scenario's lines into @devs; returns how many. */
 static int parse_probe(char *out, struct l2_dev *devs, int max)
 {
 	char *line, *save;
@@ -52,12 +53,12 @@ static const struct l2_dev *find_id(const struct l2_dev *devs, int n, const char
 	return found;
 }
 
-/* The vendor:device of a host device, as l2-probe prints it. */
+/* The vendor:device of a host device, as L2's probe scenario prints it. */
 static int host_id(const char *bdf, char *buf, size_t len)
 {
-	uint16_t ven, dev;
+	__u16 ven, dev;
 
-	if (pci_cfg_read16(bdf, 0, &ven) || pci_cfg_read16(bdf, 2, &dev))
+	if (kt_pci_read16(bdf, 0, &ven) || kt_pci_read16(bdf, 2, &dev))
 		return -1;
 	snprintf(buf, len, "%04x:%04x", ven, dev);
 	return 0;
@@ -90,37 +91,37 @@ FIXTURE_TEARDOWN(l2)
 /* An L2 boot takes 15-20 s on an idle machine: leave room for a busy one. */
 TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 {
-	const struct kvmai_dev *gpu = kvmai_dev("gpu0"), *nic = kvmai_dev("nic0");
+	const struct kt_dev *gpu = kt_dev("gpu0"), *nic = kt_dev("nic0");
 	char gdrv[64], ndrv[64], gid[16], nid[16], cmd[1024], out[16384];
 	char gp[256], np[256], gup[256], nup[256];
 	const struct l2_dev *g, *n;
 	struct l2_dev devs[64];
 	int rc, nd;
 
-	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
 	ASSERT_EQ(0, access("/dev/kvm", F_OK)) TH_LOG("no /dev/kvm: kvm_amd not loaded?");
 	ASSERT_NE(NULL, gpu);
 	ASSERT_NE(NULL, nic);
 	ASSERT_EQ(0, host_id(gpu->bdf, gid, sizeof(gid)));
 	ASSERT_EQ(0, host_id(nic->bdf, nid, sizeof(nid)));
-	ASSERT_EQ(0, pci_driver(gpu->bdf, gdrv, sizeof(gdrv)));
-	ASSERT_EQ(0, pci_driver(nic->bdf, ndrv, sizeof(ndrv)));
-	ASSERT_EQ(0, pci_bind(gpu->bdf, "vfio-pci"));
-	ASSERT_EQ(0, pci_bind(nic->bdf, "vfio-pci"));
+	ASSERT_EQ(0, kt_pci_driver(gpu->bdf, gdrv, sizeof(gdrv)));
+	ASSERT_EQ(0, kt_pci_driver(nic->bdf, ndrv, sizeof(ndrv)));
+	test_cmd_pci_bind(gpu->bdf, "vfio-pci");
+	test_cmd_pci_bind(nic->bdf, "vfio-pci");
 
+	/* An expander on NUMA node 1, a root port, a switch with two ports. */
 	snprintf(cmd, sizeof(cmd),
-		 "l2-run -s l2-probe -w /tmp/l2-nested_test -- "
-		 "-device pxb-pcie,id=pxb1,bus_nr=0x40,numa_node=1,bus=pcie.0 "
-		 "-device pcie-root-port,id=rp0,bus=pxb1,chassis=1,slot=0 "
-		 "-device x3130-upstream,id=up0,bus=rp0 "
-		 "-device xio3130-downstream,id=dp0,bus=up0,chassis=2,slot=0 "
-		 "-device xio3130-downstream,id=dp1,bus=up0,chassis=3,slot=0 "
-		 "-device vfio-pci,host=%s,bus=dp0 -device vfio-pci,host=%s,bus=dp1 2>&1",
+		 "l2-run -s probe -w /tmp/l2-nested_test -- %s %s %s %s %s -device vfio-pci,host=%s,bus=dp0 -device vfio-pci,host=%s,bus=dp1 2>&1",
+		 "-device pxb-pcie,id=pxb1,bus_nr=0x40,numa_node=1,bus=pcie.0",
+		 "-device pcie-root-port,id=rp0,bus=pxb1,chassis=1,slot=0",
+		 "-device x3130-upstream,id=up0,bus=rp0",
+		 "-device xio3130-downstream,id=dp0,bus=up0,chassis=2,slot=0",
+		 "-device xio3130-downstream,id=dp1,bus=up0,chassis=3,slot=0",
 		 gpu->bdf, nic->bdf);
-	rc = run_capture(cmd, out, sizeof(out));
-	pci_bind(gpu->bdf, gdrv);
-	pci_bind(nic->bdf, ndrv);
+	rc = kt_run(cmd, out, sizeof(out));
+	_test_cmd_pci_bind(gpu->bdf, gdrv);
+	_test_cmd_pci_bind(nic->bdf, ndrv);
 	ASSERT_EQ(0, rc) TH_LOG("l2-run failed:\n%s", out);
 
 	nd = parse_probe(out, devs, 64);
@@ -150,8 +151,9 @@ static int topo_numa(const char *json, const char *name)
 
 	snprintf(pat, sizeof(pat), "\"name\":\"%s\"", name);
 	p = strstr(json, pat);
-	if (p && (p = strstr(p, "\"numa_node\":")))
-		sscanf(p + strlen("\"numa_node\":"), "%d", &numa);
+	p = p ? strstr(p, "\"numa_node\":") : NULL;
+	if (p)
+		numa = atoi(p + strlen("\"numa_node\":"));
 	return numa;
 }
 
@@ -218,12 +220,12 @@ static int parse_nccl(char *xml, struct nccl_leaf *leaves, int max)
 			if (!strstr(line, "/>")) {
 				if (depth == 8)
 					return -1;
-				strcpy(stack[depth++], busid);
+				memcpy(stack[depth++], busid, sizeof(busid));
 				continue;
 			}
 			if (n == max)
 				return -1;
-			strcpy(leaves[n].busid, busid);
+			memcpy(leaves[n].busid, busid, sizeof(busid));
 			memcpy(leaves[n].bridges, stack, sizeof(stack));
 			leaves[n].depth = depth;
 			leaves[n].numaid = numaid;
@@ -254,29 +256,31 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	struct l2_dev devs[64];
 	int rc, nl, nd;
 
-	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
 	for (int i = 0; i < 4; i++) {
-		ASSERT_NE(NULL, kvmai_dev(host[i]));
-		ASSERT_EQ(0, pci_driver(kvmai_dev(host[i])->bdf, drv[i], sizeof(drv[i])));
-		ASSERT_EQ(0, pci_bind(kvmai_dev(host[i])->bdf, "vfio-pci"));
+		ASSERT_NE(NULL, kt_dev(host[i]));
+		ASSERT_EQ(0, kt_pci_driver(kt_dev(host[i])->bdf, drv[i], sizeof(drv[i])));
+		test_cmd_pci_bind(kt_dev(host[i])->bdf, "vfio-pci");
 	}
-	ASSERT_EQ(0, run_capture("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1)));
-	snprintf(cmd, sizeof(cmd), "/kvmai/bin/kvmaictl vm nccl-topo %s %s %s %s vcpus 2 memory 256",
-		 host[0], host[1], host[2], host[3]);
-	ASSERT_EQ(0, run_capture(cmd, xml, sizeof(xml))) TH_LOG("%s", xml);
+	ASSERT_EQ(0, kt_run("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1)));
 	snprintf(cmd, sizeof(cmd),
-		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256) && "
-		 "l2-run -M -s l2-topo -w /tmp/l2-plan -- $plan 2>&1",
+		 "/kvmai/bin/kvmaictl vm nccl-topo %s %s %s %s vcpus 2 memory 256",
 		 host[0], host[1], host[2], host[3]);
-	rc = run_capture(cmd, l2, sizeof(l2));
+	ASSERT_EQ(0, kt_run(cmd, xml, sizeof(xml))) TH_LOG("%s", xml);
+	snprintf(cmd, sizeof(cmd),
+		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256) && l2-run -s topo -w /tmp/l2-plan -- $plan 2>&1",
+		 host[0], host[1], host[2], host[3]);
+	rc = kt_run(cmd, l2, sizeof(l2));
 	for (int i = 0; i < 4; i++)
-		pci_bind(kvmai_dev(host[i])->bdf, drv[i]);
+		_test_cmd_pci_bind(kt_dev(host[i])->bdf, drv[i]);
 	ASSERT_EQ(0, rc) TH_LOG("plan or l2-run failed:\n%s", l2);
-	ASSERT_NE(NULL, strstr(l2, "\"devices\":")) TH_LOG("no kvmaictl -j topo from L2:\n%.4000s", l2);
+	ASSERT_NE(NULL, strstr(l2, "\"devices\":"))
+		TH_LOG("no kvmaictl -j topo from L2:\n%.4000s", l2);
 
 	for (int i = 0; i < 4; i++) {
-		EXPECT_GE(topo_numa(l1, host[i]), 0) TH_LOG("%s: no NUMA node on the host", host[i]);
+		EXPECT_GE(topo_numa(l1, host[i]), 0)
+			TH_LOG("%s: no NUMA node on the host", host[i]);
 		EXPECT_EQ(topo_numa(l1, host[i]), topo_numa(l2, guest[i]))
 			TH_LOG("%s is %s in L2", host[i], guest[i]);
 	}
@@ -290,7 +294,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		}
 	}
 
-	/* l2-topo prints what l2-probe does after the JSON. */
+	/* topo prints what probe does after the JSON. */
 	nd = parse_probe(l2, devs, 64);
 	nl = parse_nccl(xml, leaves, 16);
 	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
@@ -326,7 +330,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		for (int k = 0; k < leaves[i].depth; k++) {
 			if (!strncmp(leaves[i].bridges[k], "ffff:", 5)) {
 				EXPECT_EQ(0, k) TH_LOG("%s: synthetic bridge inside", d->bdf);
-				strcpy(synth, leaves[i].bridges[k]);
+				memcpy(synth, leaves[i].bridges[k], sizeof(synth));
 				continue;
 			}
 			snprintf(got + strlen(got), sizeof(got) - strlen(got), "/%s",
@@ -335,7 +339,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		EXPECT_STREQ(want, got) TH_LOG("L2 path %s", d->path);
 		/* Each L2 root bus (expander) is one synthetic switch, as on the host. */
 		EXPECT_NE(0, synth[0]) TH_LOG("%s: no synthetic switch", d->bdf);
-		strcpy(root, comp[0]);
+		snprintf(root, sizeof(root), "%s", comp[0]);
 		for (int j = 0; j < i; j++) {
 			const struct l2_dev *o = NULL;
 
@@ -405,13 +409,14 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 	char line[256];
 	int rc;
 
-	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
-	rc = run_capture("l2-run -c 2 -n 1 -s l2-selftests -a kvmai.selftests=pmu_test "
-			 "-w /tmp/l2-pmu 2>&1", out, sizeof(out));
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	/* One package of two CPUs. */
+	rc = kt_sh(out, sizeof(out), "l2-run -s selftests -a kvmai.selftests=pmu_test -w %s -- %s",
+		   "/tmp/l2-pmu", "-smp 2,sockets=1,cores=2,threads=1 -m 512M");
 	ASSERT_EQ(0, rc) TH_LOG("l2-run or pmu_test in L2 failed:\n%s",
 				commented(out, log, sizeof(log)));
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ASSERT_NE(NULL, ktap_line(out, cases[i], line, sizeof(line)))
 			TH_LOG("%s did not run in L2:\n%s", cases[i],
 			       commented(out, log, sizeof(log)));

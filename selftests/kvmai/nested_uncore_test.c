@@ -13,15 +13,15 @@
  * log no refused MSR access and no fault; the same guest started without
  * the units must have no such PMU, and a QEMU given another file where a
  * handle should be must not start.  TCG has no PMU: the counts are 0.
- * The L2 side is vmhost/scenarios/l2-uncore.sh.
+ * The L2 side is vmhost/l2/uncore.sh.
  *
  * And the reads a monitoring agent in such a guest makes of an attached
  * counter MSR (RDMSR through /dev/cpu/0/msr) must leave no exit in L1's
  * KVM statistics, and cost one exit each, without a fault, once the host
  * released the unit under the running guest.  The L2 side is
- * vmhost/scenarios/l2-uncore-reads.sh.  And a guest whose perf counts on
+ * vmhost/l2/uncore-reads.sh.  And a guest whose perf counts on
  * the unit when the host releases it must not fault either
- * (vmhost/scenarios/l2-uncore-revoke.sh).
+ * (vmhost/l2/uncore-revoke.sh).
  */
 #include <errno.h>
 #include <pwd.h>
@@ -37,10 +37,13 @@
 #include <linux/kvmai.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/pmu.h"
+#include "lib/l2.h"
+#include "lib/vm.h"
 
-#define L2_SHARE "/usr/share/kvmai-l2/vmlinuz"
-#define KVMAI_QEMU "/usr/libexec/kvmai/qemu-system-x86_64"
 #define KVMAICTL "/kvmai/bin/kvmaictl"
 #define UNITS "mock_uncore_l3 mock_uncore_df"
 /*
@@ -50,7 +53,8 @@
  * allows it under KVM whatever the host CPU has.
  */
 #define L2_WORK "/tmp/l2-uncore"
-#define L2_ARGS "-w " L2_WORK " -q " KVMAI_QEMU " -s l2-uncore -a no-kvmapf -C host,+topoext"
+#define L2_ARGS "-w " L2_WORK " -s uncore -a no-kvmapf"
+#define L2_CPU "-cpu host,+topoext"
 /*
  * The VMM as an operator starts it: holding the handles, as nobody, in
  * group kvm for /dev/kvm (the emulated host's /init gives it that group,
@@ -59,16 +63,24 @@
  */
 #define VMM_USER "nobody"
 #define PMU_EXEC KVMAICTL " pmu exec --user " VMM_USER " --group kvm l2 --"
+/*
+ * What runs in the process that then execs the VMM (l2-run -p): the
+ * reservation of both units for its pid, on the CPUs of %s.  And the VMM
+ * that attaches them: kvm-ai's QEMU through pmu exec, which hands it the
+ * two handles as descriptors 3 and 4.
+ */
+#define ASSIGN "-p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+#define ATTACHED_VMM "-q '" PMU_EXEC " " KT_KVMAI_QEMU "' -- -accel kvm,uncore-fds=3:4 " L2_CPU
 
 #define READS_WORK "/tmp/l2-uncore-reads"
 #define REVOKE_WORK "/tmp/l2-uncore-revoke"
+#define READS_FMT "%.0f reads in %.2f s, %ld exits: %.4f exits per read beyond the loop's; %.1f ns per read, %lu refused\n"
 /* L2 reads for 4 s from 1 s after announcing it; count the middle 3 s. */
 #define WINDOW_START_US 1500000
 #define WINDOW_US 3000000
 
 FIXTURE(l2unc) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char cpus[64];
 	char out[16384];
 	pid_t l2;
@@ -79,16 +91,15 @@ FIXTURE_SETUP(l2unc)
 	FILE *f;
 
 	self->l2 = -1;
-	if (access(L2_SHARE, F_OK))
-		SKIP(return, "emulated host booted without vmhost.py --nested");
-	ASSERT_EQ(0, kvmai_module_load());
-	ASSERT_EQ(0, kvmai_mock_load());
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
 	/* 0 also while no unit is offered: after the mock's are. */
-	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
+	if (kt_kvm_check_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH) <= 0)
 		SKIP(return, "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)");
-	ASSERT_EQ(0, access(KVMAI_QEMU, X_OK)) TH_LOG("no kvm-ai QEMU (vmhost.py --kvmai-qemu)");
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
+	ASSERT_EQ(0, access(KT_KVMAI_QEMU, X_OK)) TH_LOG(KT_KVMAI_QEMU_MISSING);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
 	/* Every CPU: the vCPUs may run anywhere in this small host. */
 	f = fopen("/sys/devices/system/cpu/online", "r");
 	ASSERT_NE(NULL, f);
@@ -105,15 +116,15 @@ FIXTURE_TEARDOWN(l2unc)
 		kill(self->l2, SIGKILL);
 		waitpid(self->l2, NULL, 0);
 	}
-	if (!self->sk)
+	if (!self->nl.sk)
 		return;
-	kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
-	kvmai_genl_close(self->sk);
+	_test_cmd_pmu(&self->nl, &rel, NULL);
+	kt_nl_close(&self->nl);
 }
 
 static bool has(const char *out, const char *line)
 {
-	return strstr(out, line) != NULL;
+	return strstr(out, line);
 }
 
 /* Makes directory @dir VMM_USER's, for the VMM to write in: 0 or -errno. */
@@ -139,7 +150,7 @@ static bool owned_by_vmm_user(const char *path)
 
 /* AMD's event select in an uncore control: bits 0-7 and 32-35. */
 #define AMD_EVENT_SELECT 0xf000000ffULL
-#define AMD_CTL_ENABLE (1ULL << 22)
+#define AMD_CTL_ENABLE BIT_ULL(22)
 
 /*
  * A control of the mock L3 unit, on any package, that selects @event, in
@@ -147,19 +158,24 @@ static bool owned_by_vmm_user(const char *path)
  * (the event and, from family 17h, the threads and slices it counts,
  * without the enable bit), written through KVM and the registry.
  */
-static bool l3_control_holds(uint64_t event, uint64_t *ctl)
+static bool l3_control_holds(__u64 event, __u64 *ctl)
 {
-	uint64_t val;
+	__u64 val;
 	long writes;
 	unsigned int pkg, i;
 
-	for (pkg = 0; pkg < 4; pkg++)
-		for (i = 0; i < 6; i++)
-			if (!kt_mock_reg("mock_uncore_l3", pkg, KT_MOCK_L3_CTL0 + 2 * i,
-					 &val, &writes) && val && (val & AMD_EVENT_SELECT) == event) {
+	for (pkg = 0; pkg < 4; pkg++) {
+		for (i = 0; i < 6; i++) {
+			__u32 msr = KT_MOCK_L3_CTL0 + 2 * i;
+
+			if (kt_mock_pmu_reg(KT_MOCK_L3, pkg, msr, &val, &writes))
+				continue;
+			if (val && (val & AMD_EVENT_SELECT) == event) {
 				*ctl = val;
 				return true;
 			}
+		}
+	}
 	return false;
 }
 
@@ -170,9 +186,12 @@ static unsigned int cpu_family(void)
 	unsigned int family = 0;
 	FILE *f = fopen("/proc/cpuinfo", "r");
 
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "cpu family : %u", &family) == 1)
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "cpu family\t: ", 13)) {
+			family = atoi(line + 13);
 			break;
+		}
+	}
 	if (f)
 		fclose(f);
 	return family;
@@ -181,14 +200,12 @@ static unsigned int cpu_family(void)
 TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 {
 	bool zen = cpu_family() >= 0x17;
-	uint64_t ctl = 0;
+	__u64 ctl = 0;
 	int rc;
 
 	ASSERT_EQ(0, vmm_owns(L2_WORK));
-	rc = kt_sh(self->out, sizeof(self->out),
-		   "l2-run " L2_ARGS " -A kvm,uncore-fds=3:4"
-		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		   " -x '" PMU_EXEC "'", self->cpus);
+	rc = kt_sh(self->out, sizeof(self->out), "l2-run " L2_ARGS " " ASSIGN " " ATTACHED_VMM,
+		   self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
 	/* QEMU, not root, made its console log. */
@@ -211,10 +228,11 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 
 TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
 {
-	uint64_t ctl;
+	__u64 ctl;
 	int rc;
 
-	rc = kt_sh(self->out, sizeof(self->out), "l2-run " L2_ARGS);
+	rc = kt_sh(self->out, sizeof(self->out),
+		   "l2-run " L2_ARGS " -q " KT_KVMAI_QEMU " -- " L2_CPU);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE pmu "));
@@ -231,12 +249,11 @@ TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
  */
 TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
 {
-	uint64_t ctl;
+	__u64 ctl;
 	int rc;
 
-	rc = kt_sh(self->out, sizeof(self->out),
-		   "exec 3</dev/null; l2-run " L2_ARGS " -A kvm,uncore-fds=3"
-		   " -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'", self->cpus);
+	rc = kt_sh(self->out, sizeof(self->out), "exec 3</dev/null; l2-run " L2_ARGS " " ASSIGN
+		   " -q " KT_KVMAI_QEMU " -- -accel kvm,uncore-fds=3 " L2_CPU, self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	EXPECT_EQ(3, rc);
 	EXPECT_TRUE(has(self->out, "uncore-fds: cannot attach descriptor 3: Invalid argument"));
@@ -249,16 +266,14 @@ TEST_F_TIMEOUT(l2unc, vmm_without_the_handle_gets_no_unit, 600)
  * "l2-run" with scenario @scenario and work directory @work, its output in
  * @work.out; self->l2 is that l2-run.
  */
-static void start_l2_attached(struct __test_metadata *_metadata, FIXTURE_DATA(l2unc) *self,
+static void start_l2_attached(struct __test_metadata *_metadata, struct _test_data_l2unc *self,
 			      const char *work, const char *scenario)
 {
 	char cmd[1024];
 
 	ASSERT_EQ(0, vmm_owns(work));
 	snprintf(cmd, sizeof(cmd),
-		 "l2-run -w %s -q " KVMAI_QEMU " -s %s -a no-kvmapf -C host,+topoext"
-		 " -A kvm,uncore-fds=3:4 -p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
-		 " -x '" PMU_EXEC "' > %s.out 2>&1",
+		 "l2-run -w %s -s %s -a no-kvmapf " ASSIGN " " ATTACHED_VMM " >%s.out 2>&1",
 		 work, scenario, self->cpus, work);
 	self->l2 = fork();
 	ASSERT_LE(0, self->l2);
@@ -269,11 +284,11 @@ static void start_l2_attached(struct __test_metadata *_metadata, FIXTURE_DATA(l2
 }
 
 /* The host takes the units back, under the running guest: true. */
-static bool release_l2(struct __test_metadata *_metadata, FIXTURE_DATA(l2unc) *self)
+static bool release_l2(struct __test_metadata *_metadata, struct _test_data_l2unc *self)
 {
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "l2" };
 
-	EXPECT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0));
+	EXPECT_EQ(0, _test_cmd_pmu(&self->nl, &rel, NULL));
 	return true;
 }
 
@@ -305,8 +320,8 @@ static bool reads_announced(const char *line)
  * same loop without reads takes (@n0..@n1); the reads in the window in
  * @reads.
  */
-static double exits_per_read(const struct kt_exits *n0, const struct kt_exits *n1,
-			     const struct kt_exits *from, const struct kt_exits *to,
+static double exits_per_read(const struct kt_l2_exits *n0, const struct kt_l2_exits *n1,
+			     const struct kt_l2_exits *from, const struct kt_l2_exits *to,
 			     double reads_per_s, double *reads)
 {
 	double background = (n1->all - n0->all) / (n1->t - n0->t);
@@ -323,7 +338,7 @@ static double exits_per_read(const struct kt_exits *n0, const struct kt_exits *n
  */
 TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 {
-	struct kt_exits n0 = {}, n1 = {}, a0 = {}, a1 = {}, r0 = {}, r1 = {};
+	struct kt_l2_exits n0 = {}, n1 = {}, a0 = {}, a1 = {}, r0 = {}, r1 = {};
 	bool none = false, attached = false, released = false, revoked = false;
 	double att_rate, att_ns, rev_rate, rev_ns, none_rate, none_ns;
 	double att_reads, rev_reads, att_per_read, rev_per_read;
@@ -331,28 +346,28 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 	static char out[65536];
 	int status = -1;
 
-	start_l2_attached(_metadata, self, READS_WORK, "l2-uncore-reads");
+	start_l2_attached(_metadata, self, READS_WORK, "uncore-reads");
 	/* Follow L2 through its announcements until it is done. */
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
-		if (!none && reads_announced("KVMAI-UNCORE begin none")) {
-			none = kt_exits_window(&n0, &n1, WINDOW_START_US, WINDOW_US);
-		} else if (!attached && reads_announced("KVMAI-UNCORE begin msr")) {
-			attached = kt_exits_window(&a0, &a1, WINDOW_START_US, WINDOW_US);
-		} else if (!released && reads_announced("KVMAI-UNCORE revoke-now")) {
+		if (!none && reads_announced("KVMAI-UNCORE begin none"))
+			none = kt_l2_exits_window(&n0, &n1, WINDOW_START_US, WINDOW_US);
+		else if (!attached && reads_announced("KVMAI-UNCORE begin msr"))
+			attached = kt_l2_exits_window(&a0, &a1, WINDOW_START_US, WINDOW_US);
+		else if (!released && reads_announced("KVMAI-UNCORE revoke-now"))
 			released = release_l2(_metadata, self);
-		} else if (!revoked && reads_announced("KVMAI-UNCORE begin revoked")) {
-			revoked = kt_exits_window(&r0, &r1, WINDOW_START_US, WINDOW_US);
-		}
+		else if (!revoked && reads_announced("KVMAI-UNCORE begin revoked"))
+			revoked = kt_l2_exits_window(&r0, &r1, WINDOW_START_US, WINDOW_US);
 		usleep(100000);
 	}
 	self->l2 = -1;
-	ASSERT_LE(0, kt_slurp(READS_WORK ".out", out, sizeof(out)));
-	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("l2-run: %#x\n%s", status, out);
+	ASSERT_LE(0, kt_file_read(READS_WORK ".out", out, sizeof(out)));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("l2-run: %#x\n%s", status, out);
 	ASSERT_TRUE(none && attached && released && revoked)
 		TH_LOG("L2 never announced its read loops:\n%s", out);
 	ASSERT_LE(0, n0.all) TH_LOG("no KVM statistics in /sys/kernel/debug/kvm");
-	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE ", "none", &none_rate, &none_refused, &none_ns))
-		TH_LOG("%s", out);
+	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE ", "none", &none_rate, &none_refused,
+				  &none_ns)) TH_LOG("%s", out);
 	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE ", "msr", &att_rate, &att_refused, &att_ns))
 		TH_LOG("%s", out);
 	ASSERT_EQ(0, msr_reads_of(out, "KVMAI-UNCORE revoked ", "msr", &rev_rate, &rev_refused,
@@ -361,10 +376,10 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 	rev_per_read = exits_per_read(&n0, &n1, &r0, &r1, rev_rate, &rev_reads);
 	ksft_print_msg("no reads (the same loop): %ld exits in %.2f s\n", n1.all - n0.all,
 		       n1.t - n0.t);
-	ksft_print_msg("attached: %.0f reads in %.2f s, %ld exits: %.4f exits per read beyond the loop's; %.1f ns per read, %lu refused\n",
-		       att_reads, a1.t - a0.t, a1.all - a0.all, att_per_read, att_ns, att_refused);
-	ksft_print_msg("released: %.0f reads in %.2f s, %ld exits: %.4f exits per read beyond the loop's; %.1f ns per read, %lu refused\n",
-		       rev_reads, r1.t - r0.t, r1.all - r0.all, rev_per_read, rev_ns, rev_refused);
+	ksft_print_msg("attached: " READS_FMT, att_reads, a1.t - a0.t, a1.all - a0.all,
+		       att_per_read, att_ns, att_refused);
+	ksft_print_msg("released: " READS_FMT, rev_reads, r1.t - r0.t, r1.all - r0.all,
+		       rev_per_read, rev_ns, rev_refused);
 	ksft_print_msg("per read: released / attached = %.1fx the time\n", rev_ns / att_ns);
 	EXPECT_GE(att_reads, 10000);
 	EXPECT_EQ(0, att_refused) TH_LOG("the guest's reads of the attached counter faulted");
@@ -386,14 +401,14 @@ TEST_F_TIMEOUT(l2unc, guest_perf_survives_revocation, 600)
 	bool released = false;
 	int status = -1;
 
-	start_l2_attached(_metadata, self, REVOKE_WORK, "l2-uncore-revoke");
+	start_l2_attached(_metadata, self, REVOKE_WORK, "uncore-revoke");
 	for (int waited = 0; waited < 4000 && !waitpid(self->l2, &status, WNOHANG); waited++) {
 		if (!released && kt_file_has(REVOKE_WORK "/results.log", "KVMAI-UNCORE revoke-now"))
 			released = release_l2(_metadata, self);
 		usleep(100000);
 	}
 	self->l2 = -1;
-	ASSERT_LE(0, kt_slurp(REVOKE_WORK ".out", out, sizeof(out)));
+	ASSERT_LE(0, kt_file_read(REVOKE_WORK ".out", out, sizeof(out)));
 	TH_LOG("l2-run (status %#x):\n%s", status, out);
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_TRUE(released);

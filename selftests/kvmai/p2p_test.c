@@ -22,19 +22,22 @@
 #include <netlink/attr.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/group.h"
 
 /* Endpoints the tests pass to "the VM": bound to vfio-pci for the run. */
 static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu2", "gpu3",
 				       "nic2", "gpu4", "gpu5", "nic3", "foreign1" };
-#define NVM (sizeof(vm_devs) / sizeof(vm_devs[0]))
+#define NVM (ARRAY_SIZE(vm_devs))
 
 FIXTURE(p2p) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char saved_drv[NVM][64];
-	struct acs_snap before;
-	char ext[512];
+	struct kt_acs before;
 	struct kt_group g;
 };
 
@@ -42,106 +45,106 @@ FIXTURE_SETUP(p2p)
 {
 	size_t bound;
 
-	if (!kvmai_dev("gpu0"))
-		SKIP(return, "no device map at %s: not in the emulated host", KVMAI_DEVICES_FILE);
-	ASSERT_EQ(0, kvmai_module_load());
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	bound = kt_bind_vfio(vm_devs, NVM, self->saved_drv);
+	if (!kt_dev("gpu0"))
+		SKIP(return, "no device map at %s: not in the emulated host", KT_DEVICES_FILE);
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	bound = kt_dev_bind_vfio(vm_devs, NVM, self->saved_drv);
 	ASSERT_EQ(NVM, bound) TH_LOG("cannot bind %s to vfio-pci", vm_devs[bound]);
-	snap_take(&self->before);
+	kt_acs_snap(&self->before);
 	ASSERT_GE(self->before.n, 10);
 }
 
 FIXTURE_TEARDOWN(p2p)
 {
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024];
 
-	if (!self->sk)
+	if (!self->nl.sk)
 		return;
 	/* A VF case that stopped half-way: its VFs, then the mock that moved them. */
-	if (kvmai_mock_vfbus_loaded()) {
+	if (kt_mod_loaded(KT_MOD_MOCK_VFBUS)) {
 		char path[128];
 
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs",
-			 kt_bdf("nic3"));
-		sysfs_write_ret(path, "0");
-		kvmai_mock_vfbus_unload();
+			 kt_dev_bdf("nic3"));
+		kt_sysfs_write(path, "0");
+		_test_cmd_mod_unload(KT_MOD_MOCK_VFBUS);
 	}
 	/* Whatever a test left behind goes now; the host must be as before. */
-	kvmai_module_unload();
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff)))
+	_test_cmd_mod_unload(KT_MOD_KVMAI);
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff)))
 		TH_LOG("ACS not restored:%s", diff);
 	for (size_t i = 0; i < NVM; i++)
-		pci_bind(kt_bdf(vm_devs[i]), "");
-	kvmai_genl_close(self->sk);
+		_test_cmd_pci_bind(kt_dev_bdf(vm_devs[i]), "");
+	kt_nl_close(&self->nl);
 }
 
 /* Shorthands: requests by command word. */
-static int req(FIXTURE_DATA(p2p) *self, uint8_t cmd, const char *name, const char *pci,
-	       uint32_t mode, uint32_t state)
+static int req(struct _test_data_p2p *self, __u8 cmd, const char *name, const char *pci,
+	       __u32 mode, __u32 state)
 {
 	struct kt_req r = { .cmd = cmd, .name = name, .pci = pci, .mode = mode,
 			    .state = state, .vm = cmd == KVMAI_CMD_GROUP_NEW ? "vm-test" : NULL };
 
-	return kt_request(self->sk, self->family, &r, &self->g, 1, NULL, self->ext,
-			  sizeof(self->ext));
+	return _test_cmd_group(&self->nl, &r, &self->g);
 }
 
-static int make_group(FIXTURE_DATA(p2p) *self, const char *name, uint32_t mode,
+static int make_group(struct _test_data_p2p *self, const char *name, __u32 mode,
 		      const char *const *members, int n)
 {
 	int ret = req(self, KVMAI_CMD_GROUP_NEW, name, NULL, mode, 0);
 
 	for (int i = 0; !ret && i < n; i++)
-		ret = req(self, KVMAI_CMD_DEV_ADD, name, kt_bdf(members[i]), 0, 0);
+		ret = req(self, KVMAI_CMD_DEV_ADD, name, kt_dev_bdf(members[i]), 0, 0);
 	return ret;
 }
 
-static int get_group(FIXTURE_DATA(p2p) *self, const char *name)
+static int get_group(struct _test_data_p2p *self, const char *name)
 {
 	return req(self, KVMAI_CMD_GROUP_GET, name, NULL, 0, 0);
 }
 
-static uint32_t module_features(FIXTURE_DATA(p2p) *self)
+static __u32 module_features(struct _test_data_p2p *self)
 {
-	struct kvmai_status st = {};
+	struct kt_status st = {};
 
-	kvmai_status_get(self->sk, self->family, &st);
+	_test_cmd_status_get(&self->nl, &st);
 	return st.features;
 }
 
 /* Direct mode needs to know who opens members (patches/0002). */
-#define NEED_DIRECT(self)								\
-	do {										\
-		if (!(module_features(self) & KVMAI_FEATURE_VFIO_NOTIFY))		\
-			SKIP(return, "kernel without vfio device notifications (patches/0002): direct mode refused"); \
-	} while (0)
+static bool direct_mode(struct _test_data_p2p *self)
+{
+	return module_features(self) & KVMAI_FEATURE_VFIO_NOTIFY;
+}
+
+#define NO_DIRECT "kernel without vfio device notifications (patches/0002): direct mode refused"
 
 TEST_F(p2p, translated_sets_dt_only_between_members)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	struct acs_snap during, after;
+	struct kt_acs during, after;
 	char diff[1024], out[16384], cmd[64];
 
-	ASSERT_EQ(0, make_group(self, "g1", KVMAI_MODE_TRANSLATED, m, 2)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, make_group(self, "g1", KVMAI_MODE_TRANSLATED, m, 2))
+		TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g1", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
+		TH_LOG("%s", self->nl.ext);
 
-	snap_take(&during);
-	EXPECT_EQ(2, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
+	kt_acs_snap(&during);
+	EXPECT_EQ(2, kt_acs_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
 	for (int i = 0; i < 2; i++) {
-		uint16_t was = snap_get(&self->before, kt_port(m[i]));
+		__u16 was = kt_dev_acs(&self->before, m[i]);
 
-		EXPECT_EQ(was | PCI_ACS_DT, acs_now(kt_port(m[i])))
-			TH_LOG("port %s of %s", kt_port(m[i]), m[i]);
-		EXPECT_EQ(was & 0x1f, acs_now(kt_port(m[i])) & 0x1f) TH_LOG("SV/TB/RR/CR/UF moved");
+		EXPECT_EQ(was | PCI_ACS_DT, kt_dev_acs_now(m[i]))
+			TH_LOG("port %s of %s", kt_dev_port(m[i]), m[i]);
+		EXPECT_EQ(was & 0x1f, kt_dev_acs_now(m[i]) & 0x1f) TH_LOG("SV/TB/RR/CR/UF moved");
 	}
-	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", kt_port("gpu0"));
-	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	snprintf(cmd, sizeof(cmd), "lspci -vvv -s %s", kt_dev_port("gpu0"));
+	ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
 	EXPECT_NE(NULL, strstr(out, "DirectTrans+")) TH_LOG("%s", out);
 
 	ASSERT_EQ(0, get_group(self, "g1"));
@@ -151,7 +154,7 @@ TEST_F(p2p, translated_sets_dt_only_between_members)
 	for (int i = 0; i < 2; i++) {
 		struct kt_port *p = &self->g.ports[i];
 
-		EXPECT_EQ(snap_get(&self->before, p->addr), p->saved);
+		EXPECT_EQ(kt_acs_word(&self->before, p->addr), p->saved);
 		EXPECT_EQ(p->saved | PCI_ACS_DT, p->target);
 		EXPECT_EQ(p->target, p->current);
 		EXPECT_EQ(1, p->users);
@@ -161,8 +164,8 @@ TEST_F(p2p, translated_sets_dt_only_between_members)
 	EXPECT_STREQ("pci0000:10", self->g.pairs[0].via);
 
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g1", NULL, 0, KVMAI_STATE_DISABLED));
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "g1", NULL, 0, 0));
 	EXPECT_EQ(-ENOENT, get_group(self, "g1"));
 }
@@ -170,22 +173,22 @@ TEST_F(p2p, translated_sets_dt_only_between_members)
 TEST_F(p2p, two_translated_groups_share_a_switch)
 {
 	static const char *const a[] = { "gpu0", "nic0" }, *const b[] = { "gpu1", "nic1" };
-	struct acs_snap during;
+	struct kt_acs during;
 	char diff[1024];
 
 	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, a, 2));
 	ASSERT_EQ(0, make_group(self, "gb", KVMAI_MODE_TRANSLATED, b, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gb", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	snap_take(&during);
-	EXPECT_EQ(4, snap_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
+		TH_LOG("%s", self->nl.ext);
+	kt_acs_snap(&during);
+	EXPECT_EQ(4, kt_acs_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
 
 	/* Disabling one leaves the other's ports alone. */
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_DISABLED));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu1")) | PCI_ACS_DT, acs_now(kt_port("gpu1")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic1")) | PCI_ACS_DT, acs_now(kt_port("nic1")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu1") | PCI_ACS_DT, kt_dev_acs_now("gpu1"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic1") | PCI_ACS_DT, kt_dev_acs_now("nic1"));
 }
 
 /*
@@ -196,11 +199,11 @@ TEST_F(p2p, two_translated_groups_share_a_switch)
  */
 #define FAIL_RESTORES "/sys/module/kvmai/parameters/fail_restores"
 
-static int64_t restore_pending(FIXTURE_DATA(p2p) *self)
+static __s64 restore_pending(struct _test_data_p2p *self)
 {
-	struct kvmai_status st = { .restore_pending = -2 };
+	struct kt_status st = { .restore_pending = -2 };
 
-	kvmai_status_get(self->sk, self->family, &st);
+	_test_cmd_status_get(&self->nl, &st);
 	return st.restore_pending;
 }
 
@@ -212,33 +215,33 @@ static int64_t restore_pending(FIXTURE_DATA(p2p) *self)
 TEST_F(p2p, failed_restore_is_kept_and_retried)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	const char *p = kt_port("gpu0");
+	const char *p = kt_dev_port("gpu0");
 	FILE *f;
 	int i;
 
 	ASSERT_EQ(0, make_group(self, "gf", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gf", NULL, 0, KVMAI_STATE_ENABLED));
-	ASSERT_NE(snap_get(&self->before, p), acs_now(p));
+	ASSERT_NE(kt_acs_word(&self->before, p), kt_acs_now(p));
 	f = fopen(FAIL_RESTORES, "w");
 	ASSERT_NE(NULL, f) TH_LOG("kvmai.ko not built with KVMAI_TEST=y");
 	fprintf(f, "15\n");
 	fclose(f);
-	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gf", NULL, 0, 0)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gf", NULL, 0, 0)) TH_LOG("%s", self->nl.ext);
 	/* Both ports of the group failed their first restore. */
 	EXPECT_EQ(2, restore_pending(self));
-	EXPECT_NE(snap_get(&self->before, p), acs_now(p));
+	EXPECT_NE(kt_acs_word(&self->before, p), kt_acs_now(p));
 	/* Nothing new may be planned through a port kvmai still owes a restore. */
 	ASSERT_EQ(0, make_group(self, "gg", KVMAI_MODE_TRANSLATED, m, 2));
 	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gg", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, "restore")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("restore");
 	/* Retried every 200 ms: 15 failures, then the saved words are back. */
 	for (i = 0; i < 100 && restore_pending(self) > 0; i++)
 		usleep(100 * 1000);
 	EXPECT_EQ(0, restore_pending(self));
-	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
+	EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic0"), kt_dev_acs_now("nic0"));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gg", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
+		TH_LOG("%s", self->nl.ext);
 }
 
 /* The root port above @bdf: the first bridge below its host bridge. */
@@ -251,24 +254,26 @@ static void root_port_of(const char *bdf, char *out, size_t len)
 	if (!realpath(path, real))
 		return;
 	p = strstr(real, "/pci");
-	if (p && (p = strchr(p + 1, '/')))
+	p = p ? strchr(p + 1, '/') : NULL;
+	if (p)
 		snprintf(out, len, "%.12s", p + 1);
 }
 
 TEST_F(p2p, translated_refused_with_others_below_a_dt_port)
 {
 	static const char *const m[] = { "gpu4", "nic3" };
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024], rp[16];
 
-	root_port_of(kt_bdf("nic3"), rp, sizeof(rp));
+	root_port_of(kt_dev_bdf("nic3"), rp, sizeof(rp));
 	ASSERT_EQ(0, make_group(self, "gt", KVMAI_MODE_TRANSLATED, m, 2));
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gt", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, rp)) TH_LOG("extack: %s (port %s)", self->ext, rp);
-	EXPECT_TRUE(strstr(self->ext, kt_bdf("nic3")) || strstr(self->ext, kt_bdf("foreign1")))
-		TH_LOG("extack: %s", self->ext);
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	EXPECT_NE(NULL, strstr(self->nl.ext, rp)) TH_LOG("extack: %s (port %s)", self->nl.ext, rp);
+	EXPECT_TRUE(strstr(self->nl.ext, kt_dev_bdf("nic3")) ||
+		    strstr(self->nl.ext, kt_dev_bdf("foreign1")))
+		TH_LOG("extack: %s", self->nl.ext);
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 	ASSERT_EQ(0, get_group(self, "gt"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 }
@@ -277,14 +282,14 @@ TEST_F(p2p, direct_refused_with_foreign_endpoint_on_switch)
 {
 	/* Every VM device on sw0: only the host's foreign0 is left out. */
 	static const char *const m[] = { "gpu0", "gpu1", "nic0", "nic1" };
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024];
 
 	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 4));
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, kt_bdf("foreign0"))) TH_LOG("extack: %s", self->ext);
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	test_ext_has(kt_dev_bdf("foreign0"));
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 	ASSERT_EQ(0, get_group(self, "gd"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 }
@@ -294,16 +299,17 @@ TEST_F(p2p, direct_clears_redirect_and_reports_bars)
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	char path[128], line[256];
 
-	NEED_DIRECT(self);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
 
 	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
+		TH_LOG("%s", self->nl.ext);
 	for (int i = 0; i < 3; i++) {
-		uint16_t was = snap_get(&self->before, kt_port(m[i]));
+		__u16 was = kt_dev_acs(&self->before, m[i]);
 
-		EXPECT_EQ(was & ~(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC), acs_now(kt_port(m[i])));
-		EXPECT_TRUE(acs_now(kt_port(m[i])) & PCI_ACS_SV);
+		EXPECT_EQ(was & ~(PCI_ACS_RR | PCI_ACS_CR | PCI_ACS_EC), kt_dev_acs_now(m[i]));
+		EXPECT_TRUE(kt_dev_acs_now(m[i]) & PCI_ACS_SV);
 	}
 	ASSERT_EQ(0, get_group(self, "gd"));
 	EXPECT_EQ(3, self->g.npairs);
@@ -340,21 +346,20 @@ TEST_F(p2p, owner_killed_restores)
 	if (!pid) {
 		struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .name = "gk", .vm = "vm-k",
 				    .bind_socket = true };
-		int fam;
-		struct nl_sock *sk = kvmai_genl_open(&fam);
+		struct kt_nl nl;
 
-		if (!sk || kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+		if (kt_nl_open(&nl) || _test_cmd_group(&nl, &r, NULL))
 			_exit(1);
 		r = (struct kt_req){ .cmd = KVMAI_CMD_DEV_ADD, .name = "gk",
-				     .pci = kt_bdf("gpu0") };
-		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+				     .pci = kt_dev_bdf("gpu0") };
+		if (_test_cmd_group(&nl, &r, NULL))
 			_exit(2);
-		r.pci = kt_bdf("nic0");
-		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+		r.pci = kt_dev_bdf("nic0");
+		if (_test_cmd_group(&nl, &r, NULL))
 			_exit(3);
 		r = (struct kt_req){ .cmd = KVMAI_CMD_GROUP_SET, .name = "gk",
 				     .state = KVMAI_STATE_ENABLED };
-		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0))
+		if (_test_cmd_group(&nl, &r, NULL))
 			_exit(4);
 		if (write(ready[1], "r", 1) != 1)
 			_exit(5);
@@ -366,43 +371,42 @@ TEST_F(p2p, owner_killed_restores)
 	ASSERT_EQ(0, get_group(self, "gk"));
 	EXPECT_TRUE(self->g.bind_socket);
 	EXPECT_EQ(KVMAI_STATE_ENABLED, self->g.state);
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")) | PCI_ACS_DT, acs_now(kt_port("gpu0")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0") | PCI_ACS_DT, kt_dev_acs_now("gpu0"));
 
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(-ENOENT, get_group(self, "gk"));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic0"), kt_dev_acs_now("nic0"));
 }
 
 TEST_F(p2p, member_unbound_disables_and_notifies)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	struct nl_sock *mon;
+	struct kt_nl mon;
 	struct kt_group ntf;
 	int got = 0;
 
-	mon = kt_monitor_open();
-	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, kt_nl_monitor_open(&mon));
 	ASSERT_EQ(0, make_group(self, "gu", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
-	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), ""));
+	test_cmd_pci_bind(kt_dev_bdf("nic0"), "");
 
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic0"), kt_dev_acs_now("nic0"));
 	ASSERT_EQ(0, get_group(self, "gu"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gu", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, kt_bdf("nic0"))) TH_LOG("extack: %s", self->ext);
+	test_ext_has(kt_dev_bdf("nic0"));
 
 	/* create, 2 x change (dev-add), change (enable), change (disabled by unbind) */
-	while (kt_receive(mon, &ntf, 500) == 1)
+	while (kt_nl_receive_group(&mon, &ntf, 500) == 1)
 		if (!strcmp(ntf.name, "gu") && ntf.cmd == KVMAI_CMD_GROUP_CHANGE_NTF &&
 		    ntf.state == KVMAI_STATE_DISABLED && ntf.nmembers == 2)
 			got++;
 	EXPECT_GE(got, 1) TH_LOG("no change notification for the unbind");
-	kvmai_genl_close(mon);
-	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), "vfio-pci"));
+	kt_nl_close(&mon);
+	test_cmd_pci_bind(kt_dev_bdf("nic0"), "vfio-pci");
 }
 
 /*
@@ -415,34 +419,33 @@ TEST_F(p2p, member_unbound_disables_and_notifies)
 TEST_F(p2p, translated_group_closes_when_a_member_loses_ats)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	uint16_t ctrl = 0;
-	struct nl_sock *mon;
+	__u16 ctrl = 0;
+	struct kt_nl mon;
 	struct kt_group ntf;
 	bool enabled = false;
 	int ats, got = 0;
 
-	ats = pci_ext_cap(kt_bdf("nic0"), PCI_EXT_CAP_ID_ATS);
+	ats = kt_pci_ext_cap(kt_dev_bdf("nic0"), PCI_EXT_CAP_ID_ATS);
 	ASSERT_GT(ats, 0);
-	ASSERT_EQ(0, pci_cfg_read16(kt_bdf("nic0"), ats + PCI_ATS_CTRL, &ctrl));
+	ASSERT_EQ(0, kt_pci_read16(kt_dev_bdf("nic0"), ats + PCI_ATS_CTRL, &ctrl));
 	ASSERT_TRUE(ctrl & PCI_ATS_CTRL_ENABLE) TH_LOG("nic0 ATS control %#06x: not enabled", ctrl);
-	mon = kt_monitor_open();
-	ASSERT_NE(NULL, mon);
+	ASSERT_EQ(0, kt_nl_monitor_open(&mon));
 	ASSERT_EQ(0, make_group(self, "ga", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	ASSERT_EQ(snap_get(&self->before, kt_port("nic0")) | PCI_ACS_DT, acs_now(kt_port("nic0")));
+		TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(kt_dev_acs(&self->before, "nic0") | PCI_ACS_DT, kt_dev_acs_now("nic0"));
 
-	ASSERT_EQ(0, pci_cfg_write16(kt_bdf("nic0"), ats + PCI_ATS_CTRL,
-				     ctrl & ~PCI_ATS_CTRL_ENABLE));
+	ASSERT_EQ(0, kt_pci_write16(kt_dev_bdf("nic0"), ats + PCI_ATS_CTRL,
+				    ctrl & ~PCI_ATS_CTRL_ENABLE));
 	usleep(1000 * 1000);
-	pci_cfg_write16(kt_bdf("nic0"), ats + PCI_ATS_CTRL, ctrl);
+	kt_pci_write16(kt_dev_bdf("nic0"), ats + PCI_ATS_CTRL, ctrl);
 
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic0")), acs_now(kt_port("nic0")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic0"), kt_dev_acs_now("nic0"));
 	ASSERT_EQ(0, get_group(self, "ga"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	/* create, 2 x change (dev-add), change (enabled), then the one to see */
-	while (kt_receive(mon, &ntf, 500) == 1) {
+	while (kt_nl_receive_group(&mon, &ntf, 500) == 1) {
 		if (strcmp(ntf.name, "ga") || ntf.cmd != KVMAI_CMD_GROUP_CHANGE_NTF)
 			continue;
 		if (ntf.state == KVMAI_STATE_ENABLED)
@@ -451,21 +454,19 @@ TEST_F(p2p, translated_group_closes_when_a_member_loses_ats)
 			got++;
 	}
 	EXPECT_EQ(1, got) TH_LOG("no change notification for the ATS loss");
-	kvmai_genl_close(mon);
+	kt_nl_close(&mon);
 
 	/* ATS back on: the group can be enabled again. */
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ga", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
+		TH_LOG("%s", self->nl.ext);
 }
 
-static void sysfs_write(const char *path, const char *val)
+/* The bus number of PCI address @bdf (DDDD:BB:DD.F), ~0 if it has none. */
+static unsigned int bus_of(const char *bdf)
 {
-	FILE *f = fopen(path, "w");
+	const char *p = strchr(bdf, ':');
 
-	if (f) {
-		fputs(val, f);
-		fclose(f);
-	}
+	return p ? strtoul(p + 1, NULL, 16) : ~0u;
 }
 
 static int set_param(const char *param, const char *val)
@@ -473,7 +474,7 @@ static int set_param(const char *param, const char *val)
 	char path[128];
 
 	snprintf(path, sizeof(path), "/sys/module/kvmai/parameters/%s", param);
-	return sysfs_write_ret(path, val);
+	return kt_sysfs_write(path, val);
 }
 
 /*
@@ -486,19 +487,19 @@ static int set_param(const char *param, const char *val)
 TEST_F(p2p, quirk_port_is_refused_by_name)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024];
 
 	if (access("/sys/module/kvmai/parameters/acs_quirk_port", F_OK))
 		SKIP(return, "kvmai built without KVMAI_TEST");
 	ASSERT_EQ(0, make_group(self, "gq", KVMAI_MODE_TRANSLATED, m, 2));
-	ASSERT_EQ(0, set_param("acs_quirk_port", kt_port("nic0")));
+	ASSERT_EQ(0, set_param("acs_quirk_port", kt_dev_port("nic0")));
 	EXPECT_EQ(-EOPNOTSUPP, req(self, KVMAI_CMD_GROUP_SET, "gq", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, kt_port("nic0"))) TH_LOG("extack: %s", self->ext);
-	EXPECT_NE(NULL, strstr(self->ext, "quirk")) TH_LOG("extack: %s", self->ext);
+	test_ext_has(kt_dev_port("nic0"));
+	test_ext_has("quirk");
 	ASSERT_EQ(0, set_param("acs_quirk_port", ""));
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 	ASSERT_EQ(0, get_group(self, "gq"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 }
@@ -513,7 +514,7 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 TEST_F(p2p, changes_wait_for_a_blocked_port)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
-	const char *p = kt_port("nic0");
+	const char *p = kt_dev_port("nic0");
 	char arg[64];
 
 	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
@@ -525,30 +526,31 @@ TEST_F(p2p, changes_wait_for_a_blocked_port)
 
 	ASSERT_EQ(0, set_param("hold_cfg_access", arg));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	EXPECT_EQ(snap_get(&self->before, p) | PCI_ACS_DT, acs_now(p));
+		TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ(kt_acs_word(&self->before, p) | PCI_ACS_DT, kt_acs_now(p));
 
 	ASSERT_EQ(0, set_param("hold_cfg_access", arg));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_DISABLED));
 	EXPECT_EQ(0, restore_pending(self));
-	EXPECT_EQ(snap_get(&self->before, p), acs_now(p));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
+	EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
 }
 
 TEST_F(p2p, rmmod_while_enabled_restores)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024];
 
-	NEED_DIRECT(self);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
 
 	ASSERT_EQ(0, make_group(self, "gr", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gr", NULL, 0, KVMAI_STATE_ENABLED));
-	ASSERT_NE(snap_get(&self->before, kt_port("gpu2")), acs_now(kt_port("gpu2")));
-	ASSERT_EQ(0, kvmai_module_unload());
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	ASSERT_NE(kt_dev_acs(&self->before, "gpu2"), kt_dev_acs_now("gpu2"));
+	test_cmd_mod_unload(KT_MOD_KVMAI);
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 }
 
 TEST_F(p2p, unprivileged_mutation_refused)
@@ -560,16 +562,14 @@ TEST_F(p2p, unprivileged_mutation_refused)
 	if (!pid) {
 		struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .name = "gp", .vm = "vm" };
 		struct kt_req get = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
-		struct nl_sock *sk;
-		int fam;
+		struct kt_nl nl;
 
-		sk = kt_open_unprivileged(&fam);
-		if (!sk)
+		if (kt_nl_open_unprivileged(&nl))
 			_exit(11);
-		if (kt_request(sk, fam, &r, NULL, 0, NULL, NULL, 0) != -EPERM)
+		if (_test_cmd_group(&nl, &r, NULL) != -EPERM)
 			_exit(12);
 		/* Reading too: replies carry BAR addresses and tenants' names. */
-		_exit(kt_request(sk, fam, &get, NULL, 0, NULL, NULL, 0) != -EPERM ? 13 : 0);
+		_exit(_test_cmd_group(&nl, &get, NULL) != -EPERM ? 13 : 0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
@@ -597,56 +597,52 @@ TEST_F(p2p, malformed_and_refused_requests)
 	struct kt_req r = { .cmd = KVMAI_CMD_GROUP_NEW, .vm = "vm" };
 
 	/* Missing, oversized and wrongly typed attributes. */
-	EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
-				      sizeof(self->ext)));
-	EXPECT_NE(NULL, strstr(self->ext, "missing group name")) TH_LOG("extack: %s", self->ext);
+	test_err_group(EINVAL, &r, NULL);
+	test_ext_has("missing group name");
 	r.extra = put_long_name;
-	EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
-				      sizeof(self->ext)));
-	EXPECT_NE(0, self->ext[0]) TH_LOG("no extack for an oversized name");
+	test_err_group(EINVAL, &r, NULL);
+	EXPECT_NE(0, self->nl.ext[0]) TH_LOG("no extack for an oversized name");
 	r.extra = put_name_as_u32;
-	EXPECT_EQ(-EINVAL, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
-				      sizeof(self->ext)));
+	test_err_group(EINVAL, &r, NULL);
 	/* The netlink core answers a value outside the spec's enum with ERANGE. */
 	r = (struct kt_req){ .cmd = KVMAI_CMD_GROUP_NEW, .name = "gx", .vm = "vm",
 			     .extra = put_bad_mode };
-	EXPECT_EQ(-ERANGE, kt_request(self->sk, self->family, &r, NULL, 0, NULL, self->ext,
-				      sizeof(self->ext)));
+	test_err_group(ERANGE, &r, NULL);
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_NEW, "", NULL, 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "empty")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("empty");
 
 	/* Unknown objects. */
 	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_GROUP_DEL, "nosuch", NULL, 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "nosuch")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("nosuch");
 	ASSERT_EQ(0, make_group(self, "gx", KVMAI_MODE_TRANSLATED, one, 1));
 	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_GROUP_NEW, "gx", NULL, 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "gx")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("gx");
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", "zz:1", 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "zz:1")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("zz:1");
 	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_ADD, "gx", "0000:7f:1f.7", 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "0000:7f:1f.7")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("0000:7f:1f.7");
 
 	/* Devices that may not join. */
-	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_port("gpu1"), 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, kt_port("gpu1"))) TH_LOG("extack: %s", self->ext);
-	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_bdf("foreign0"), 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "not to vfio-pci")) TH_LOG("extack: %s", self->ext);
-	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_bdf("gpu0"), 0, 0));
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_dev_port("gpu1"), 0, 0));
+	test_ext_has(kt_dev_port("gpu1"));
+	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_dev_bdf("foreign0"), 0, 0));
+	test_ext_has("not to vfio-pci");
+	EXPECT_EQ(-EEXIST, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_dev_bdf("gpu0"), 0, 0));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, "gy", NULL, 0, 0));
-	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_ADD, "gy", kt_bdf("gpu0"), 0, 0));
-	EXPECT_NE(NULL, strstr(self->ext, "gx")) TH_LOG("extack: %s", self->ext);
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_ADD, "gy", kt_dev_bdf("gpu0"), 0, 0));
+	test_ext_has("gx");
 
 	/* State rules. */
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, "two")) TH_LOG("extack: %s", self->ext);
-	ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_bdf("nic0"), 0, 0));
+	test_ext_has("two");
+	ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "gx", kt_dev_bdf("nic0"), 0, 0));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_ENABLED));
 	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, KVMAI_MODE_DIRECT, 0));
-	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_bdf("nic0"), 0, 0));
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_dev_bdf("nic0"), 0, 0));
 	EXPECT_EQ(-EINVAL, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, 0));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gx", NULL, 0, KVMAI_STATE_DISABLED));
-	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_bdf("gpu1"), 0, 0));
-	EXPECT_EQ(0, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_bdf("nic0"), 0, 0));
+	EXPECT_EQ(-ENOENT, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_dev_bdf("gpu1"), 0, 0));
+	EXPECT_EQ(0, req(self, KVMAI_CMD_DEV_DEL, "gx", kt_dev_bdf("nic0"), 0, 0));
 }
 
 TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
@@ -656,7 +652,7 @@ TEST_F(p2p, enable_warns_about_what_stays_on_the_iommu)
 	/* Two NUMA nodes, two host bridges: nothing to program, and it says so. */
 	ASSERT_EQ(0, make_group(self, "gn", KVMAI_MODE_TRANSLATED, apart, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gn", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, "share no host bridge")) TH_LOG("warning: %s", self->ext);
+	test_ext_has("share no host bridge");
 	ASSERT_EQ(0, get_group(self, "gn"));
 	EXPECT_EQ(0, self->g.nports);
 	ASSERT_EQ(1, self->g.npairs);
@@ -670,24 +666,24 @@ TEST_F(p2p, member_removed_while_enabled)
 
 	ASSERT_EQ(0, make_group(self, "gm", KVMAI_MODE_TRANSLATED, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, kt_port("gpu3")), acs_now(kt_port("gpu3")));
+		TH_LOG("%s", self->nl.ext);
+	ASSERT_NE(kt_dev_acs(&self->before, "gpu3"), kt_dev_acs_now("gpu3"));
 
 	/* Hot-removal of a member: the group closes and forgets it. */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("gpu3"));
-	sysfs_write(path, "1");
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_dev_bdf("gpu3"));
+	kt_sysfs_write(path, "1");
 	ASSERT_NE(0, access(path, F_OK));
 	ASSERT_EQ(0, get_group(self, "gm"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	EXPECT_EQ(2, self->g.nmembers);
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu2")), acs_now(kt_port("gpu2")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu3")), acs_now(kt_port("gpu3")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu2"), kt_dev_acs_now("gpu2"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu3"), kt_dev_acs_now("gpu3"));
 
 	/* Re-enabling with what is left works; the device comes back unowned. */
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED));
-	sysfs_write("/sys/bus/pci/rescan", "1");
-	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_bdf("gpu3"));
-	pci_bind(kt_bdf("gpu3"), "vfio-pci");
+	kt_sysfs_write("/sys/bus/pci/rescan", "1");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_dev_bdf("gpu3"));
+	_test_cmd_pci_bind(kt_dev_bdf("gpu3"), "vfio-pci");
 }
 
 /*
@@ -699,31 +695,32 @@ TEST_F(p2p, member_removed_while_enabled)
  */
 TEST_F(p2p, iommu_group_ignores_override_at_rescan)
 {
-	const char *rp = kt_port("gpu1");
+	const char *rp = kt_dev_port("gpu1");
 	char path[128], arg[64];
 	int before;
 
 	if (access("/sys/module/kvmai/parameters/acs_override", F_OK))
-		SKIP(return, "kernel without pci_acs_override() (patches/0001), or kvmai without KVMAI_TEST");
-	before = pci_iommu_group(kt_bdf("gpu1"));
+		SKIP(return,
+		     "kernel without pci_acs_override() (patches/0001), or kvmai without KVMAI_TEST");
+	before = kt_pci_iommu_group(kt_dev_bdf("gpu1"));
 	ASSERT_GE(before, 0);
-	ASSERT_NE(pci_iommu_group(rp), before) TH_LOG("gpu1 shares its port's group at boot");
+	ASSERT_NE(kt_pci_iommu_group(rp), before) TH_LOG("gpu1 shares its port's group at boot");
 
 	snprintf(arg, sizeof(arg), "%s %x 0", rp, PCI_ACS_RR | PCI_ACS_CR);
 	ASSERT_EQ(0, set_param("acs_override", arg));
-	ASSERT_EQ(0, acs_now(rp) & (PCI_ACS_RR | PCI_ACS_CR));
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("gpu1"));
-	sysfs_write(path, "1");
+	ASSERT_EQ(0, kt_acs_now(rp) & (PCI_ACS_RR | PCI_ACS_CR));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_dev_bdf("gpu1"));
+	kt_sysfs_write(path, "1");
 	ASSERT_NE(0, access(path, F_OK));
-	sysfs_write("/sys/bus/pci/rescan", "1");
-	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_bdf("gpu1"));
+	kt_sysfs_write("/sys/bus/pci/rescan", "1");
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_dev_bdf("gpu1"));
 
-	EXPECT_NE(pci_iommu_group(rp), pci_iommu_group(kt_bdf("gpu1")))
-		TH_LOG("gpu1 joined port %s's IOMMU group %d", rp, pci_iommu_group(rp));
+	EXPECT_NE(kt_pci_iommu_group(rp), kt_pci_iommu_group(kt_dev_bdf("gpu1")))
+		TH_LOG("gpu1 joined port %s's IOMMU group %d", rp, kt_pci_iommu_group(rp));
 	snprintf(arg, sizeof(arg), "%s 0 0", rp);
 	ASSERT_EQ(0, set_param("acs_override", arg));
-	EXPECT_EQ(snap_get(&self->before, rp), acs_now(rp));
-	pci_bind(kt_bdf("gpu1"), "vfio-pci");
+	EXPECT_EQ(kt_acs_word(&self->before, rp), kt_acs_now(rp));
+	_test_cmd_pci_bind(kt_dev_bdf("gpu1"), "vfio-pci");
 }
 
 TEST_F(p2p, device_appearing_below_direct_group_disables_it)
@@ -732,31 +729,32 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
 	char path[128];
 	FILE *f;
 
-	NEED_DIRECT(self);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
 
 	/* Take foreign1 away: then every endpoint below sw2 is a member. */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("foreign1"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_dev_bdf("foreign1"));
 	f = fopen(path, "w");
 	ASSERT_NE(NULL, f);
 	fputs("1", f);
 	fclose(f);
 	ASSERT_EQ(0, make_group(self, "gh", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gh", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
+		TH_LOG("%s", self->nl.ext);
+	ASSERT_NE(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
 
 	/* A rescan brings it back, below the opened switch: the group closes. */
 	f = fopen("/sys/bus/pci/rescan", "w");
 	ASSERT_NE(NULL, f);
 	fputs("1", f);
 	fclose(f);
-	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_bdf("foreign1"));
+	ASSERT_EQ(0, access(path, F_OK)) TH_LOG("%s did not come back", kt_dev_bdf("foreign1"));
 	ASSERT_EQ(0, get_group(self, "gh"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic3")), acs_now(kt_port("nic3")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic3"), kt_dev_acs_now("nic3"));
 	/* foreign1 is a new device now: hand it back to vfio-pci for teardown. */
-	pci_bind(kt_bdf("foreign1"), "vfio-pci");
+	_test_cmd_pci_bind(kt_dev_bdf("foreign1"), "vfio-pci");
 }
 
 /*
@@ -768,56 +766,64 @@ TEST_F(p2p, device_appearing_below_direct_group_disables_it)
  * pci_walk_bus() never visits, yet they are below the PF's port.
  */
 static void vfs_below_direct_group(struct __test_metadata *_metadata,
-				   FIXTURE_DATA(p2p) *self, bool vbus)
+				   struct _test_data_p2p *self, bool vbus)
 {
 	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
 	char path[128], link[128], want[16], vf[PATH_MAX], offset[96];
 	unsigned int pf_bus, vf_bus;
 	long offset_was;
 
-	NEED_DIRECT(self);
-	snprintf(offset, sizeof(offset), "/sys/bus/pci/devices/%s/sriov_offset", kt_bdf("nic3"));
-	offset_was = sysfs_read_long(offset);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
+	snprintf(offset, sizeof(offset), "/sys/bus/pci/devices/%s/sriov_offset",
+		 kt_dev_bdf("nic3"));
+	offset_was = kt_sysfs_read_long(offset);
 	ASSERT_LT(0, offset_was);
-	ASSERT_EQ(0, sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "Y"));
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("foreign1"));
-	sysfs_write(path, "1");
-	if (vbus)
-		ASSERT_EQ(0, kvmai_mock_vfbus_load(kt_bdf("nic3")));
+	ASSERT_EQ(0, kt_sysfs_write("/sys/module/vfio_pci/parameters/enable_sriov", "Y"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_dev_bdf("foreign1"));
+	kt_sysfs_write(path, "1");
+	if (vbus) {
+		char pf[32];
+
+		snprintf(pf, sizeof(pf), "pf=%s", kt_dev_bdf("nic3"));
+		test_cmd_mod_load(KT_MOD_MOCK_VFBUS, pf);
+	}
 	ASSERT_EQ(0, make_group(self, "gv", KVMAI_MODE_DIRECT, m, 3));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
+		TH_LOG("%s", self->nl.ext);
+	ASSERT_NE(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
-	ASSERT_EQ(0, sysfs_write_ret(path, "2"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", kt_dev_bdf("nic3"));
+	ASSERT_EQ(0, kt_sysfs_write(path, "2"));
 	/* Where the kernel put the first VF: the PF's bus, or the next. */
-	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s/virtfn0", kt_bdf("nic3"));
+	snprintf(link, sizeof(link), "/sys/bus/pci/devices/%s/virtfn0", kt_dev_bdf("nic3"));
 	ASSERT_LT(0, readlink(link, vf, sizeof(vf) - 1));
 	vf[sizeof(vf) - 1] = '\0';
-	ASSERT_EQ(1, sscanf(kt_bdf("nic3"), "%*x:%x:", &pf_bus));
-	ASSERT_EQ(1, sscanf(basename(vf), "%*x:%x:", &vf_bus)) TH_LOG("virtfn0 -> %s", vf);
+	pf_bus = bus_of(kt_dev_bdf("nic3"));
+	vf_bus = bus_of(basename(vf));
+	ASSERT_NE(~0u, vf_bus) TH_LOG("virtfn0 -> %s", vf);
 	EXPECT_EQ(pf_bus + vbus, vf_bus) TH_LOG("virtfn0 -> %s", vf);
 
 	ASSERT_EQ(0, get_group(self, "gv"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu4")), acs_now(kt_port("gpu4")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic3")), acs_now(kt_port("nic3")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic3"), kt_dev_acs_now("nic3"));
 	/* Enabling again is refused, naming a VF. */
 	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, "is not a member")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("is not a member");
 	/* ...a device on the VFs' bus: nic3 itself is a member. */
-	snprintf(want, sizeof(want), "%.5s%02x:", kt_bdf("nic3"), vf_bus);
-	EXPECT_NE(NULL, strstr(self->ext, want)) TH_LOG("extack: %s (want %s)", self->ext, want);
+	snprintf(want, sizeof(want), "%.5s%02x:", kt_dev_bdf("nic3"), vf_bus);
+	EXPECT_NE(NULL, strstr(self->nl.ext, want))
+		TH_LOG("extack: %s (want %s)", self->nl.ext, want);
 
-	ASSERT_EQ(0, sysfs_write_ret(path, "0"));
+	ASSERT_EQ(0, kt_sysfs_write(path, "0"));
 	/* Once its VFs are gone the mock lets go of the PF, as it found it. */
 	if (vbus)
-		EXPECT_EQ(0, kvmai_mock_vfbus_unload());
-	EXPECT_EQ(offset_was, sysfs_read_long(offset));
-	sysfs_write_ret("/sys/module/vfio_pci/parameters/enable_sriov", "N");
-	sysfs_write("/sys/bus/pci/rescan", "1");
-	pci_bind(kt_bdf("foreign1"), "vfio-pci");
+		EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_VFBUS));
+	EXPECT_EQ(offset_was, kt_sysfs_read_long(offset));
+	kt_sysfs_write("/sys/module/vfio_pci/parameters/enable_sriov", "N");
+	kt_sysfs_write("/sys/bus/pci/rescan", "1");
+	_test_cmd_pci_bind(kt_dev_bdf("foreign1"), "vfio-pci");
 }
 
 TEST_F(p2p, vfs_created_below_direct_group_disable_it)
@@ -838,7 +844,7 @@ TEST_F(p2p, vfs_on_a_virtual_bus_below_direct_group_disable_it)
 TEST_F(p2p, override_survives_port_driver_rebind)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
-	const char *p = kt_port("gpu2");
+	const char *p = kt_dev_port("gpu2");
 	char cmd[256], out[64];
 
 	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
@@ -847,22 +853,25 @@ TEST_F(p2p, override_survives_port_driver_rebind)
 		 "echo %s > /sys/bus/pci/drivers/pcieport/unbind && echo %s > /sys/bus/pci/drivers/pcieport/bind",
 		 p, p);
 	/* Direct clears bits the policy sets, translated sets one it leaves. */
-	for (uint32_t mode = KVMAI_MODE_TRANSLATED; mode <= KVMAI_MODE_DIRECT; mode++) {
-		uint16_t want;
+	for (__u32 mode = KVMAI_MODE_TRANSLATED; mode <= KVMAI_MODE_DIRECT; mode++) {
+		__u16 want;
 
 		ASSERT_EQ(0, make_group(self, "go", mode, m, 3));
 		ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "go", NULL, 0, KVMAI_STATE_ENABLED));
-		want = acs_now(p);
-		ASSERT_NE(snap_get(&self->before, p), want);
-		ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
-		EXPECT_EQ(want, acs_now(p)) TH_LOG("mode %u: port %s reprogrammed on rebind", mode, p);
+		want = kt_acs_now(p);
+		ASSERT_NE(kt_acs_word(&self->before, p), want);
+		ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
+		EXPECT_EQ(want, kt_acs_now(p))
+			TH_LOG("mode %u: port %s reprogrammed on rebind", mode, p);
 		/* ...and a second rebind must not have folded it into the policy. */
-		ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+		ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
 		ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "go", NULL, 0, 0));
-		EXPECT_EQ(snap_get(&self->before, p), acs_now(p)) TH_LOG("mode %u: not restored", mode);
+		EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p))
+			TH_LOG("mode %u: not restored", mode);
 		/* And the kernel's own reprogramming keeps the restored word. */
-		ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
-		EXPECT_EQ(snap_get(&self->before, p), acs_now(p)) TH_LOG("mode %u: override left", mode);
+		ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
+		EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p))
+			TH_LOG("mode %u: override left", mode);
 	}
 }
 
@@ -893,7 +902,9 @@ static void fake_vmm(const char *const *devs, int n, int ready_fd, unsigned int 
 {
 	int container = -1, kvm_vfio = -1;
 
-	if ((flags & VMM_KVM) && (kvm_vfio = fake_vmm_kvm()) < 0)
+	if (flags & VMM_KVM)
+		kvm_vfio = fake_vmm_kvm();
+	if ((flags & VMM_KVM) && kvm_vfio < 0)
 		_exit(19);
 	for (int i = 0; i < n; i++) {
 		struct vfio_group_status st = { .argsz = sizeof(st) };
@@ -904,9 +915,11 @@ static void fake_vmm(const char *const *devs, int n, int ready_fd, unsigned int 
 		char path[64];
 		int group;
 
-		if (fresh && (container = open("/dev/vfio/vfio", O_RDWR)) < 0)
+		if (fresh)
+			container = open("/dev/vfio/vfio", O_RDWR);
+		if (container < 0)
 			_exit(20);
-		snprintf(path, sizeof(path), "/dev/vfio/%d", pci_iommu_group(devs[i]));
+		snprintf(path, sizeof(path), "/dev/vfio/%d", kt_pci_iommu_group(devs[i]));
 		group = open(path, O_RDWR);
 		if (group < 0 || ioctl(group, VFIO_GROUP_GET_STATUS, &st) ||
 		    ioctl(group, VFIO_GROUP_SET_CONTAINER, &container))
@@ -939,20 +952,22 @@ TEST_F(p2p, vmm_exit_disables_group)
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (!pid) {
-		const char *devs[] = { kt_bdf("gpu0"), kt_bdf("nic0") };
+		const char *devs[2];
 
+		devs[0] = kt_dev_bdf("gpu0");
+		devs[1] = kt_dev_bdf("nic0");
 		fake_vmm(devs, 2, ready[1], 0);
 	}
 	close(ready[1]);
 	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("fake VMM could not open the devices");
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gv", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")) | PCI_ACS_DT, acs_now(kt_port("gpu0")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0") | PCI_ACS_DT, kt_dev_acs_now("gpu0"));
 
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, get_group(self, "gv"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state) TH_LOG("group outlived its VMM");
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu0")), acs_now(kt_port("gpu0")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
 }
 
 /*
@@ -964,40 +979,42 @@ TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
 {
 	struct kt_req dump = { .cmd = KVMAI_CMD_GROUP_GET, .dump = true };
 	const char *m[16];
-	char vfs[6][16], cmd[192], out[64], path[96], ext[256];
+	char vfs[6][16], cmd[192], out[64], path[96];
 	struct kt_group *all;
-	struct nl_sock *sk;
-	int fam, n = 0, nm = 0;
+	struct kt_nl nl;
+	int n = 0, nm = 0;
 
-	ASSERT_EQ(0, pci_bind(kt_bdf("nic3"), "igb"));
-	snprintf(cmd, sizeof(cmd), "echo 6 > /sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
-	ASSERT_EQ(0, run_capture(cmd, out, sizeof(out)));
+	test_cmd_pci_bind(kt_dev_bdf("nic3"), "igb");
+	snprintf(cmd, sizeof(cmd), "echo 6 > /sys/bus/pci/devices/%s/sriov_numvfs",
+		 kt_dev_bdf("nic3"));
+	ASSERT_EQ(0, kt_run(cmd, out, sizeof(out)));
 	for (int i = 0; i < 6; i++) {
 		char link[128];
 		ssize_t len;
 
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%d", kt_bdf("nic3"), i);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%d",
+			 kt_dev_bdf("nic3"), i);
 		len = readlink(path, link, sizeof(link) - 1);
 		ASSERT_GT(len, 0);
 		link[len] = 0;
 		snprintf(vfs[i], sizeof(vfs[i]), "%s", strrchr(link, '/') + 1);
-		ASSERT_EQ(0, pci_bind(vfs[i], "vfio-pci")) TH_LOG("VF %s", vfs[i]);
+		test_cmd_pci_bind(vfs[i], "vfio-pci") TH_LOG("VF %s", vfs[i]);
 	}
 	for (size_t i = 0; i < NVM; i++)
 		if (strcmp(vm_devs[i], "nic3"))
-			m[nm++] = kt_bdf(vm_devs[i]);
+			m[nm++] = kt_dev_bdf(vm_devs[i]);
 	for (int i = 0; i < 6; i++)
 		m[nm++] = vfs[i];
 	ASSERT_EQ(16, nm);
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, "big", NULL, 0, 0));
 	for (int i = 0; i < nm; i++)
-		ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "big", m[i], 0, 0)) TH_LOG("%s", self->ext);
+		ASSERT_EQ(0, req(self, KVMAI_CMD_DEV_ADD, "big", m[i], 0, 0))
+			TH_LOG("%s", self->nl.ext);
 
-	sk = kvmai_genl_open_buf(&fam, 4096);
-	ASSERT_NE(NULL, sk);
+	ASSERT_EQ(0, kt_nl_open_buf(&nl, 4096));
 	all = calloc(2, sizeof(*all));
 	ASSERT_NE(NULL, all);
-	EXPECT_EQ(0, kt_request(sk, fam, &dump, all, 2, &n, ext, sizeof(ext))) TH_LOG("%s", ext);
+	EXPECT_EQ(0, _test_cmd_group_dump(&nl, &dump, all, 2, &n)) TH_LOG("%s", nl.ext);
 	EXPECT_EQ(1, n);
 	EXPECT_STREQ("big", all[0].name);
 	EXPECT_GT(all[0].parts, 1) TH_LOG("the whole group fit one page: nothing was split");
@@ -1015,14 +1032,15 @@ TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
 		EXPECT_STREQ(self->g.pairs[i].via, all[0].pairs[i].via);
 	}
 	free(all);
-	kvmai_genl_close(sk);
+	kt_nl_close(&nl);
 
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "big", NULL, 0, 0));
 	for (int i = 0; i < 6; i++)
-		pci_bind(vfs[i], "");
-	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs", kt_bdf("nic3"));
-	EXPECT_EQ(0, run_capture(cmd, out, sizeof(out)));
-	EXPECT_EQ(0, pci_bind(kt_bdf("nic3"), "vfio-pci"));
+		_test_cmd_pci_bind(vfs[i], "");
+	snprintf(cmd, sizeof(cmd), "echo 0 > /sys/bus/pci/devices/%s/sriov_numvfs",
+		 kt_dev_bdf("nic3"));
+	EXPECT_EQ(0, kt_run(cmd, out, sizeof(out)));
+	EXPECT_EQ(0, _test_cmd_pci_bind(kt_dev_bdf("nic3"), "vfio-pci"));
 }
 
 /* A fake VMM holding @devs, started and ready; its pid, or -1. */
@@ -1038,7 +1056,7 @@ static pid_t start_vmm_flags(const char *const *names, int n, unsigned int flags
 	pid = fork();
 	if (!pid) {
 		for (int i = 0; i < n; i++)
-			devs[i] = kt_bdf(names[i]);
+			devs[i] = kt_dev_bdf(names[i]);
 		fake_vmm(devs, n, ready[1], flags);
 	}
 	close(ready[1]);
@@ -1068,19 +1086,19 @@ static void stop_vmm(pid_t pid)
 TEST_F(p2p, direct_needs_vfio_notifications)
 {
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
-	struct acs_snap after;
+	struct kt_acs after;
 	char diff[1024];
 
 	if (module_features(self) & KVMAI_FEATURE_VFIO_NOTIFY)
 		SKIP(return, "kernel has vfio device notifications (see the one-user cases)");
 	ASSERT_EQ(0, make_group(self, "gd", KVMAI_MODE_DIRECT, m, 3));
 	EXPECT_EQ(-EOPNOTSUPP, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_NE(NULL, strstr(self->ext, "direct mode")) TH_LOG("extack: %s", self->ext);
-	snap_take(&after);
-	EXPECT_EQ(0, snap_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
+	test_ext_has("direct mode");
+	kt_acs_snap(&after);
+	EXPECT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff))) TH_LOG("%s", diff);
 	/* Translated mode keeps the IOMMU in charge, and stays available. */
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gd", NULL, KVMAI_MODE_TRANSLATED,
-			 KVMAI_STATE_ENABLED)) TH_LOG("%s", self->ext);
+			 KVMAI_STATE_ENABLED)) TH_LOG("%s", self->nl.ext);
 }
 
 /* Two VMMs (two containers) each holding a member: no group over both. */
@@ -1090,25 +1108,26 @@ TEST_F(p2p, enable_refused_while_two_users_hold_members)
 	pid_t vmm1, vmm2;
 	char want[128];
 
-	NEED_DIRECT(self);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
 	ASSERT_EQ(0, make_group(self, "g2", KVMAI_MODE_DIRECT, m, 3));
 	vmm1 = start_vmm(&m[0], 1);
 	ASSERT_GT(vmm1, 0) TH_LOG("first fake VMM could not open %s", m[0]);
 	vmm2 = start_vmm(&m[1], 1);
 	ASSERT_GT(vmm2, 0) TH_LOG("second fake VMM could not open %s", m[1]);
-	for (uint32_t mode = KVMAI_MODE_TRANSLATED; mode <= KVMAI_MODE_DIRECT; mode++) {
+	for (__u32 mode = KVMAI_MODE_TRANSLATED; mode <= KVMAI_MODE_DIRECT; mode++) {
 		EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, mode,
 				      KVMAI_STATE_ENABLED)) TH_LOG("mode %u", mode);
 		/* Whole: extack keeps 79 bytes and cuts the rest silently. */
 		snprintf(want, sizeof(want), "%s and %s are held by different VFIO users",
-			 kt_bdf(m[0]), kt_bdf(m[1]));
-		EXPECT_STREQ(want, self->ext);
-		EXPECT_EQ(snap_get(&self->before, kt_port(m[0])), acs_now(kt_port(m[0])));
+			 kt_dev_bdf(m[0]), kt_dev_bdf(m[1]));
+		EXPECT_STREQ(want, self->nl.ext);
+		EXPECT_EQ(kt_dev_acs(&self->before, m[0]), kt_dev_acs_now(m[0]));
 	}
 	/* One VMM left: then the group is one VM's again. */
 	stop_vmm(vmm2);
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
+		TH_LOG("%s", self->nl.ext);
 	stop_vmm(vmm1);
 }
 
@@ -1123,13 +1142,14 @@ TEST_F(p2p, one_vm_is_one_user_across_containers)
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	pid_t vmm1, vmm2;
 
-	NEED_DIRECT(self);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
 	ASSERT_EQ(0, make_group(self, "g2", KVMAI_MODE_DIRECT, m, 3));
 	vmm1 = start_vmm_flags(m, 3, VMM_KVM | VMM_CONTAINER_EACH);
 	ASSERT_GT(vmm1, 0) TH_LOG("fake VMM could not open its devices");
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	EXPECT_NE(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
+		TH_LOG("%s", self->nl.ext);
+	EXPECT_NE(kt_dev_acs(&self->before, "nic2"), kt_dev_acs_now("nic2"));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_DISABLED));
 	stop_vmm(vmm1);
 
@@ -1138,7 +1158,7 @@ TEST_F(p2p, one_vm_is_one_user_across_containers)
 	vmm2 = start_vmm_flags(&m[1], 2, VMM_KVM | VMM_CONTAINER_EACH);
 	ASSERT_GT(vmm2, 0);
 	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED));
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic2"), kt_dev_acs_now("nic2"));
 	stop_vmm(vmm2);
 	stop_vmm(vmm1);
 }
@@ -1152,18 +1172,19 @@ TEST_F(p2p, second_user_open_disables_group_first)
 	static const char *const m[] = { "gpu2", "gpu3", "nic2" };
 	pid_t vmm1, vmm2;
 
-	NEED_DIRECT(self);
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
 	ASSERT_EQ(0, make_group(self, "g2", KVMAI_MODE_DIRECT, m, 3));
 	vmm1 = start_vmm(m, 2);
 	ASSERT_GT(vmm1, 0) TH_LOG("first fake VMM could not open its devices");
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "g2", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
-	ASSERT_NE(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
+		TH_LOG("%s", self->nl.ext);
+	ASSERT_NE(kt_dev_acs(&self->before, "nic2"), kt_dev_acs_now("nic2"));
 	/* Its open has returned when it says ready: the ports must be back. */
 	vmm2 = start_vmm(&m[2], 1);
 	ASSERT_GT(vmm2, 0) TH_LOG("second fake VMM could not open %s", m[2]);
-	EXPECT_EQ(snap_get(&self->before, kt_port("nic2")), acs_now(kt_port("nic2")));
-	EXPECT_EQ(snap_get(&self->before, kt_port("gpu2")), acs_now(kt_port("gpu2")));
+	EXPECT_EQ(kt_dev_acs(&self->before, "nic2"), kt_dev_acs_now("nic2"));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu2"), kt_dev_acs_now("gpu2"));
 	ASSERT_EQ(0, get_group(self, "g2"));
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	stop_vmm(vmm2);
@@ -1183,18 +1204,13 @@ TEST_F(p2p, dump_lists_every_group)
 		snprintf(name, sizeof(name), "gl%d", i);
 		ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, name, NULL, 0, 0));
 	}
-	ASSERT_EQ(0, kt_request(self->sk, self->family, &r, all, 8, &n, NULL, 0));
+	ASSERT_EQ(0, _test_cmd_group_dump(&self->nl, &r, all, 8, &n));
 	EXPECT_EQ(5, n);
 	EXPECT_STREQ("gl0", all[0].name);
 	EXPECT_STREQ("gl4", all[4].name);
 	free(all);
 }
 
-/*
- * For every set of two or three VM devices and both modes: enabling changes
- * only the ports the group reports, and disabling restores every word.
- */
-/* 880 enable/delete rounds: minutes on a lockdep kernel under TCG. */
 /*
  * Lock order (kvmai.h): device_lock -> kvmai_lock, and no PCI topology lock
  * under kvmai_lock.  AER recovery holds pci_bus_sem while it takes device
@@ -1216,14 +1232,14 @@ TEST_F(p2p, no_pci_topology_lock_under_kvmai_lock)
 		SKIP(return, "kernel without lockdep (/proc/lockdep)");
 	ASSERT_EQ(0, make_group(self, "gl", KVMAI_MODE_TRANSLATED, m, 2));
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gl", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->ext);
+		TH_LOG("%s", self->nl.ext);
 	usleep(300 * 1000);	/* a few passes of the ATS watch */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_bdf("gpu5"));
-	sysfs_write(path, "1");
-	sysfs_write("/sys/bus/pci/rescan", "1");	/* device added, re-plan */
-	pci_bind(kt_bdf("gpu5"), "vfio-pci");
-	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), ""));	/* member unbound */
-	ASSERT_EQ(0, pci_bind(kt_bdf("nic0"), "vfio-pci"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/remove", kt_dev_bdf("gpu5"));
+	kt_sysfs_write(path, "1");
+	kt_sysfs_write("/sys/bus/pci/rescan", "1");	/* device added, re-plan */
+	_test_cmd_pci_bind(kt_dev_bdf("gpu5"), "vfio-pci");
+	test_cmd_pci_bind(kt_dev_bdf("nic0"), "");	/* member unbound */
+	test_cmd_pci_bind(kt_dev_bdf("nic0"), "vfio-pci");
 	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gl", NULL, 0, 0));
 
 	f = fopen("/proc/lockdep", "r");
@@ -1247,56 +1263,69 @@ TEST_F(p2p, no_pci_topology_lock_under_kvmai_lock)
 	EXPECT_EQ(0, bad);
 }
 
+/* Whether group @g holds port @bdf. */
+static bool holds_port(const struct kt_group *g, const char *bdf)
+{
+	for (int p = 0; p < g->nports; p++)
+		if (!strcmp(g->ports[p].addr, bdf))
+			return true;
+	return false;
+}
+
+/*
+ * The group of the @n devices @m in @mode, enabled if it may be: only the
+ * ports it reports change, and deleting it restores every word.  Whether
+ * it was enabled.
+ */
+static bool subset_restores(struct __test_metadata *_metadata, struct _test_data_p2p *self,
+			    const char *const *m, int n, __u32 mode)
+{
+	struct kt_acs during, after;
+	char diff[1024];
+	int changed, ret;
+
+	ASSERT_EQ(0, make_group(self, "gs", mode, m, n));
+	ret = req(self, KVMAI_CMD_GROUP_SET, "gs", NULL, 0, KVMAI_STATE_ENABLED);
+	kt_acs_snap(&during);
+	changed = kt_acs_diff(&self->before, &during, diff, sizeof(diff));
+	if (!ret) {
+		ASSERT_EQ(0, get_group(self, "gs"));
+		/* Each changed port is one the group holds. */
+		for (int i = 0; i < during.n; i++) {
+			if (kt_acs_word(&self->before, during.bdf[i]) == during.ctl[i])
+				continue;
+			ASSERT_TRUE(holds_port(&self->g, during.bdf[i]))
+				TH_LOG("%s changed", during.bdf[i]);
+		}
+	} else {
+		ASSERT_EQ(0, changed) TH_LOG("refused, yet%s", diff);
+	}
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gs", NULL, 0, 0));
+	kt_acs_snap(&after);
+	ASSERT_EQ(0, kt_acs_diff(&self->before, &after, diff, sizeof(diff)))
+		TH_LOG("%s+%s mode %u:%s", m[0], m[1], mode, diff);
+	return !ret;
+}
+
+/*
+ * For every set of two or three VM devices and both modes: enabling changes
+ * only the ports the group reports, and disabling restores every word.
+ * 880 enable/delete rounds: minutes on a lockdep kernel under TCG.
+ */
 TEST_F_TIMEOUT(p2p, exhaustive_subsets_restore_exactly, 1200)
 {
 	int sets = 0, enabled = 0;
 
 	for (size_t a = 0; a < NVM; a++) {
 		for (size_t b = a + 1; b < NVM; b++) {
-			for (size_t c = b; c <= NVM; c++) {
-				const char *m[3] = { vm_devs[a], vm_devs[b] };
-				int n = 2;
+			/* c == b: the pair alone; otherwise with vm_devs[c]. */
+			for (size_t c = b; c < NVM; c++) {
+				const char *m[3] = { vm_devs[a], vm_devs[b], vm_devs[c] };
 
-				/* c == b: the pair alone; otherwise add vm_devs[c]. */
-				if (c > b) {
-					if (c == NVM)
-						continue;
-					m[n++] = vm_devs[c];
-				}
-				for (uint32_t mode = 1; mode <= 2; mode++) {
-					struct acs_snap during, after;
-					char diff[1024];
-					int changed, ret;
+				for (__u32 mode = 1; mode <= 2; mode++) {
+					int n = c > b ? 3 : 2;
 
-					ASSERT_EQ(0, make_group(self, "gs", mode, m, n));
-					ret = req(self, KVMAI_CMD_GROUP_SET, "gs", NULL, 0,
-						  KVMAI_STATE_ENABLED);
-					snap_take(&during);
-					changed = snap_diff(&self->before, &during, diff,
-							    sizeof(diff));
-					if (!ret) {
-						ASSERT_EQ(0, get_group(self, "gs"));
-						/* Each changed port is one the group holds. */
-						for (int i = 0; i < during.n; i++) {
-							int held = 0;
-
-							if (snap_get(&self->before, during.bdf[i]) ==
-							    during.ctl[i])
-								continue;
-							for (int p = 0; p < self->g.nports; p++)
-								held |= !strcmp(self->g.ports[p].addr,
-										during.bdf[i]);
-							ASSERT_TRUE(held) TH_LOG("%s changed", during.bdf[i]);
-						}
-						enabled++;
-					} else {
-						ASSERT_EQ(0, changed) TH_LOG("refused, yet%s", diff);
-					}
-					ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_DEL, "gs", NULL, 0, 0));
-					snap_take(&after);
-					ASSERT_EQ(0, snap_diff(&self->before, &after, diff,
-							       sizeof(diff)))
-						TH_LOG("%s+%s mode %u:%s", m[0], m[1], mode, diff);
+					enabled += subset_restores(_metadata, self, m, n, mode);
 					sets++;
 				}
 			}

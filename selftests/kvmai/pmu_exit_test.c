@@ -17,7 +17,7 @@
  *    itself with 0 (the guest's driver may still read the unit it found).
  *
  * And the capability's contract, on the mock unit, whose registers the mock
- * provider keeps in memory (kmod/mock/kvmai_mock_pmu.c, debugfs):
+ * provider keeps in memory (kmod/testing/kvmai_mock_pmu.c, debugfs):
  *  - detach, and slots given back (100 attach/detach cycles, 100 revoked
  *    reservations in a row on a VM that holds at most 8 units);
  *  - the unit scrubbed when reserved (what a host event left) and when
@@ -50,8 +50,11 @@
 #include <linux/kvmai_dev.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
-
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/pmu.h"
+#include "lib/vm.h"
 
 #define VM "exit-test"		/* the PMU record the cases reserve with */
 #define LOOPS 1000
@@ -62,11 +65,9 @@
 #define KVM_PARAM "/sys/module/kvm/parameters/enable_uncore_passthrough"
 
 FIXTURE(exits) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char pkg0[64];
-	char ext[256];
-	struct kt_vm vm;
+	struct kt_vm *vm;
 	bool mock;
 };
 
@@ -86,69 +87,60 @@ FIXTURE_SETUP(exits)
 {
 	if (access("/dev/kvm", R_OK | W_OK))
 		SKIP(return, "no /dev/kvm in this host");
-	ASSERT_EQ(0, kvmai_module_load());
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 	/* Only the mock cases need it; a real host may not carry it. */
-	self->mock = kvmai_mock_load() == 0;
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	ASSERT_LT(0, kt_package_cpus(0, self->pkg0, sizeof(self->pkg0)));
-	ASSERT_EQ(0, kt_pin(self->pkg0));
-	ASSERT_EQ(0, kt_vm_create(&self->vm)) TH_LOG("cannot make a KVM guest");
+	self->mock = _test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL) == 0;
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	ASSERT_LT(0, kt_cpu_package(0, self->pkg0, sizeof(self->pkg0)));
+	ASSERT_EQ(0, kt_cpu_pin(self->pkg0));
+	self->vm = kt_vm_create(0);
+	ASSERT_NE(NULL, self->vm) TH_LOG("cannot make a KVM guest");
 }
 
 FIXTURE_TEARDOWN(exits)
 {
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = VM };
 
-	kt_vm_destroy(&self->vm);
+	kt_vm_destroy(self->vm);
 	if (!access(KVM_PARAM, W_OK))
 		set_param("Y");
-	if (self->sk) {
-		kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
-		kvmai_genl_close(self->sk);
+	if (self->nl.sk) {
+		_test_cmd_pmu(&self->nl, &rel, NULL);
+		kt_nl_close(&self->nl);
 	}
 }
 
-static int reserve_l3(FIXTURE_DATA(exits) *self)
+static int reserve_l3(struct _test_data_exits *self)
 {
 	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = VM,
 				  .units = { KT_MOCK_L3 }, .cpus = self->pkg0 };
 
-	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL,
-			      self->ext, sizeof(self->ext));
+	return _test_cmd_pmu(&self->nl, &req, NULL);
 }
 
 /* Why this case cannot run here, or NULL. */
-static const char *mock_unusable(FIXTURE_DATA(exits) *self)
+static const char *mock_unusable(struct _test_data_exits *self)
 {
-	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
+	if (kt_kvm_check_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH) <= 0)
 		return "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)";
 	if (!self->mock)
-		return "no mock PMU provider (" KVMAI_MOCK_PATH ")";
+		return "no mock PMU provider (" KT_MOCK_PMU_PATH ")";
 	return NULL;
 }
 
-/* Skips the case, saying why, unless the mock unit can be attached. */
-#define NEED_MOCK_UNIT() do {						\
-	const char *why = mock_unusable(self);				\
-									\
-	if (why)							\
-		SKIP(return, "%s", why);				\
-} while (0)
-
-static int release_l3(FIXTURE_DATA(exits) *self)
+static int release_l3(struct _test_data_exits *self)
 {
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = VM };
 
-	return kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+	return _test_cmd_pmu(&self->nl, &rel, NULL);
 }
 
-static uint64_t mock_reg(uint32_t msr, long *writes)
+static __u64 mock_reg(__u32 msr, long *writes)
 {
-	uint64_t val = ~0ULL;
+	__u64 val = ~0ULL;
 	long w = -1;
 
-	if (kt_mock_reg(KT_MOCK_L3, 0, msr, &val, &w))
+	if (kt_mock_pmu_reg(KT_MOCK_L3, 0, msr, &val, &w))
 		return ~0ULL;
 	if (writes)
 		*writes = w;
@@ -160,8 +152,8 @@ TEST_F(exits, intercepted_uncore_reads_exit)
 	struct kt_counts c;
 
 	if (!self->mock)
-		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &c));
+		SKIP(return, "no mock PMU provider (%s)", KT_MOCK_PMU_PATH);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &c);
 	TH_LOG("intercepted: %u reads, %llu exits, %u to userspace",
 	       LOOPS, (unsigned long long)c.exits, c.to_user);
 	EXPECT_EQ(LOOPS, c.to_user);
@@ -173,26 +165,26 @@ TEST_F(exits, owned_uncore_counter_reads_do_not_exit)
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = VM };
 	struct kt_counts before, pass, ctl, after;
 
-	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
+	if (kt_kvm_check_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH) <= 0)
 		SKIP(return, "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)");
 	if (!self->mock)
-		SKIP(return, "no mock PMU provider (%s)", KVMAI_MOCK_PATH);
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &before));
+		SKIP(return, "no mock PMU provider (%s)", KT_MOCK_PMU_PATH);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &before);
 
 	/* Not reserved yet: there is no handle to attach with. */
-	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
+	test_err_vm_attach(ENOENT, self->vm, VM, KT_MOCK_L3);
 
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &pass));
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTL0, LOOPS, true, &ctl));
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &pass);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTL0, LOOPS, KT_WRMSR, 0, &ctl);
 
 	/*
 	 * Released by kvmai: KVM intercepts again, and answers itself, 0: the
 	 * guest's driver may still read the unit it found.
 	 */
-	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0));
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &after));
+	test_cmd_pmu(&rel, NULL);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &after);
 
 	TH_LOG("%u reads of 0x%x: %llu exits intercepted, %llu owned, %llu after release",
 	       LOOPS, KT_MOCK_L3_CTR0, (unsigned long long)before.exits,
@@ -217,19 +209,20 @@ TEST_F(exits, detach_intercepts_again_and_frees_the_slot)
 	struct kt_counts pass, after;
 	int i;
 
-	NEED_MOCK_UNIT();
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	EXPECT_EQ(-ENOENT, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, true));
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	test_err_vm_detach(ENOENT, self->vm, VM, KT_MOCK_L3);
 	for (i = 0; i < CYCLES; i++) {
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false)) TH_LOG("attach %d", i);
+		test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3) TH_LOG("attach %d", i);
 		if (!i)
-			EXPECT_EQ(-EEXIST, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, true)) TH_LOG("detach %d", i);
+			test_err_vm_attach(EEXIST, self->vm, VM, KT_MOCK_L3);
+		test_cmd_vm_detach(self->vm, VM, KT_MOCK_L3) TH_LOG("detach %d", i);
 	}
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &pass));
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, true));
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &after));
+	test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &pass);
+	test_cmd_vm_detach(self->vm, VM, KT_MOCK_L3);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &after);
 	TH_LOG("after %d attach/detach cycles, %u reads: %llu exits attached, %llu detached",
 	       CYCLES, LOOPS, (unsigned long long)pass.exits, (unsigned long long)after.exits);
 	EXPECT_GT(LOOPS / 100, pass.exits);
@@ -242,15 +235,16 @@ TEST_F(exits, revoked_units_give_their_slot_back)
 	struct kt_counts c;
 	int i;
 
-	NEED_MOCK_UNIT();
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
 	/* A VM holds 8 units at most: each round's revoked unit must leave. */
 	for (i = 0; i < CYCLES; i++) {
-		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %d: %s", i, self->ext);
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %d: %s", i, self->nl.ext);
+		test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3) TH_LOG("round %d", i);
 		ASSERT_EQ(0, release_l3(self));
 	}
 	/* Intercepted again, and read as a stopped unit by KVM itself. */
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, KT_MOCK_L3_CTR0, LOOPS, false, &c));
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, LOOPS, KT_RDMSR, 0, &c);
 	EXPECT_LE(LOOPS, c.exits);
 	EXPECT_EQ(0, c.to_user);
 	EXPECT_FALSE(c.gp);
@@ -261,7 +255,8 @@ TEST_F(exits, unit_scrubbed_on_reserve_and_release)
 	struct kt_counts c;
 	int fd;
 
-	NEED_MOCK_UNIT();
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
 	/* A host event counts on package 0 and leaves its count behind. */
 	fd = kt_perf_open(KT_MOCK_L3, atoi(self->pkg0), false);
 	ASSERT_LE(0, fd);
@@ -269,12 +264,12 @@ TEST_F(exits, unit_scrubbed_on_reserve_and_release)
 	ASSERT_NE(0, mock_reg(KT_MOCK_L3_CTR0, NULL));
 	ASSERT_NE(~0ULL, mock_reg(KT_MOCK_L3_CTR0, NULL));
 
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(0, mock_reg(KT_MOCK_L3_CTR0, NULL)) TH_LOG("host's count not scrubbed");
 
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTL0, 1, KT_WRMSR, MOCK_CTL_VALUE, &c));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c));
+	test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTL0, 1, KT_WRMSR, MOCK_CTL_VALUE, &c);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c);
 	EXPECT_EQ(MOCK_CTL_VALUE, mock_reg(KT_MOCK_L3_CTL0, NULL));
 	EXPECT_EQ(GUEST_COUNT, mock_reg(KT_MOCK_L3_CTR0, NULL));
 
@@ -285,7 +280,7 @@ TEST_F(exits, unit_scrubbed_on_reserve_and_release)
 
 struct writer {
 	struct kt_vm *vm;
-	volatile bool stop;
+	bool stop;		/* kt_read_once() */
 	int err;
 	unsigned long runs;
 };
@@ -296,14 +291,14 @@ static void *guest_writes(void *arg)
 	struct writer *w = arg;
 	struct kt_counts c;
 
-	while (!w->stop && !w->err) {
-		w->err = kt_vm_run(w->vm, KT_MOCK_L3_CTR0, 20000, KT_WRMSR, GUEST_COUNT, &c);
+	while (!kt_read_once(w->stop) && !w->err) {
+		w->err = _test_cmd_vm_run(w->vm, KT_MOCK_L3_CTR0, 20000, KT_WRMSR, GUEST_COUNT, &c);
 		w->runs++;
 	}
 	return NULL;
 }
 
-static uint64_t ms_now(void)
+static __u64 ms_now(void)
 {
 	struct timespec ts;
 
@@ -315,15 +310,16 @@ TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 {
 	struct kt_counts c;
 
-	NEED_MOCK_UNIT();
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
 	/* Nobody answers RDPMC 10 (no vPMU here, no unit): #GP. */
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c));
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
 	EXPECT_TRUE(c.gp);
 
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, LOOPS, KT_RDPMC, 0, &c));
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, LOOPS, KT_RDPMC, 0, &c);
 	TH_LOG("%u RDPMC %d while attached: %llu exits, %u to userspace, read 0x%llx",
 	       LOOPS, KT_MOCK_L3_RDPMC0, (unsigned long long)c.exits, c.to_user,
 	       (unsigned long long)c.last);
@@ -334,7 +330,7 @@ TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 
 	/* Released: the guest's driver may still read it, and gets 0, not a #GP. */
 	ASSERT_EQ(0, release_l3(self));
-	ASSERT_EQ(0, kt_vm_run(&self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c));
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
 	EXPECT_FALSE(c.gp);
 	EXPECT_EQ(0, c.last);
 }
@@ -342,19 +338,20 @@ TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 /* 1000 rounds of reserve, attach and release under TCG take a while. */
 TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 {
-	struct writer w = { .vm = &self->vm };
+	struct writer w = { .vm = self->vm };
 	long before = -1, at = -1, later = -1;
 	unsigned int round, late = 0, dirty = 0;
-	uint64_t t0, deadline;
+	__u64 t0, deadline;
 	pthread_t thread;
 
-	NEED_MOCK_UNIT();
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, guest_writes, &w));
 	t0 = ms_now();
 	for (round = 0; round < RACE_ROUNDS && !w.err; round++) {
-		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %u: %s", round, self->ext);
+		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %u: %s", round, self->nl.ext);
 		mock_reg(KT_MOCK_L3_CTR0, &before);
-		ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false)) TH_LOG("round %u", round);
+		test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3) TH_LOG("round %u", round);
 		/* Release only while the guest's stores reach the unit. */
 		deadline = ms_now() + 5000;
 		do {
@@ -372,11 +369,12 @@ TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 			TH_LOG("round %u after %llu ms", round + 1,
 			       (unsigned long long)(ms_now() - t0));
 	}
-	w.stop = true;
+	kt_write_once(w.stop, true);
 	pthread_join(thread, NULL);
 	EXPECT_EQ(0, w.err);
-	TH_LOG("%u rounds in %llu ms, %lu guest runs: %u with the unit dirty after release, %u with a write after it",
-	       round, (unsigned long long)(ms_now() - t0), w.runs, dirty, late);
+	TH_LOG("%u rounds in %llu ms, %lu guest runs", round,
+	       (unsigned long long)(ms_now() - t0), w.runs);
+	TH_LOG("%u with the unit dirty after release, %u with a write after it", dirty, late);
 	EXPECT_EQ(RACE_ROUNDS, round);
 	EXPECT_EQ(0, dirty);
 	EXPECT_EQ(0, late);
@@ -403,13 +401,13 @@ static int handle_as_nobody(int dev)
 /* Child: its own VM, attached with the handle *@arg it inherited. */
 static int attach_own_vm(void *arg)
 {
-	struct kt_vm vm;
+	struct kt_vm *vm = kt_vm_create(0);
 	int ret;
 
-	if (kt_vm_create(&vm))
+	if (!vm)
 		return 100;
-	ret = kt_vm_uncore_fd(&vm, *(int *)arg, false);
-	kt_vm_destroy(&vm);
+	ret = _test_cmd_vm_attach_fd(vm, *(int *)arg);
+	kt_vm_destroy(vm);
 	return -ret;
 }
 
@@ -429,14 +427,15 @@ static int attach_in_child(int fd)
 TEST_F(exits, the_handle_is_the_authority)
 {
 	struct kvmai_unit_fd bad = { .flags = 1, .vm = VM, .unit = KT_MOCK_L3 };
-	struct kt_vm other;
+	struct kt_vm *other;
 	int dev, fd, stale;
 
-	NEED_MOCK_UNIT();
-	EXPECT_EQ(-ENOENT, kt_unit_fd(VM, KT_MOCK_L3));
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	EXPECT_EQ(-ENOENT, kt_unit_fd(VM, "mock_uncore_df"));
-	EXPECT_EQ(-ENOENT, kt_unit_fd("no-such-vm", KT_MOCK_L3));
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
+	test_err_unit_fd(ENOENT, VM, KT_MOCK_L3);
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	test_err_unit_fd(ENOENT, VM, "mock_uncore_df");
+	test_err_unit_fd(ENOENT, "no-such-vm", KT_MOCK_L3);
 	dev = open(KVMAI_DEV_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, dev) TH_LOG(KVMAI_DEV_PATH ": %s", strerror(errno));
 	EXPECT_EQ(-1, ioctl(dev, KVMAI_UNIT_FD, &bad));
@@ -444,71 +443,76 @@ TEST_F(exits, the_handle_is_the_authority)
 	EXPECT_EQ(-EPERM, handle_as_nobody(dev));
 	close(dev);
 
-	fd = kt_unit_fd(VM, KT_MOCK_L3);
+	fd = _test_cmd_unit_fd(VM, KT_MOCK_L3);
 	ASSERT_LE(0, fd) TH_LOG("handle: %d", fd);
 	/* Another process, with the handle: its VM attaches... */
 	EXPECT_EQ(0, attach_in_child(fd));
 	/* ...and, once that VM is gone, ours, but not a second one. */
-	ASSERT_EQ(0, kt_vm_uncore_fd(&self->vm, fd, false));
-	ASSERT_EQ(0, kt_vm_create(&other));
-	EXPECT_EQ(-EBUSY, kt_vm_uncore_fd(&other, fd, false));
-	EXPECT_EQ(-ENOENT, kt_vm_uncore_fd(&other, fd, true));
-	EXPECT_EQ(-EEXIST, kt_vm_uncore_fd(&self->vm, fd, false));
+	test_cmd_vm_attach_fd(self->vm, fd);
+	other = kt_vm_create(0);
+	ASSERT_NE(NULL, other);
+	test_err_vm_attach_fd(EBUSY, other, fd);
+	test_err_vm_detach_fd(ENOENT, other, fd);
+	test_err_vm_attach_fd(EEXIST, self->vm, fd);
 
 	/* Released: the handle attaches nothing, nor to the next reservation. */
 	stale = fd;
 	ASSERT_EQ(0, release_l3(self));
-	EXPECT_EQ(-ENODEV, kt_vm_uncore_fd(&other, stale, false));
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	EXPECT_EQ(-ENODEV, kt_vm_uncore_fd(&other, stale, false));
-	fd = kt_unit_fd(VM, KT_MOCK_L3);
+	test_err_vm_attach_fd(ENODEV, other, stale);
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	test_err_vm_attach_fd(ENODEV, other, stale);
+	fd = _test_cmd_unit_fd(VM, KT_MOCK_L3);
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, kt_vm_uncore_fd(&other, fd, false));
+	EXPECT_EQ(0, _test_cmd_vm_attach_fd(other, fd));
 	close(fd);
 	close(stale);
-	kt_vm_destroy(&other);
+	kt_vm_destroy(other);
 }
 
 TEST_F(exits, pmu_policy_refuses_attach)
 {
 	struct kvm_pmu_event_filter filter = { .action = KVM_PMU_EVENT_DENY };
-	struct kt_vm filtered;
+	struct kt_vm *filtered;
 
-	NEED_MOCK_UNIT();
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
 
 	/* The administrator's switch: refused, and not offered. */
 	ASSERT_EQ(0, set_param("N"));
-	EXPECT_EQ(-EOPNOTSUPP, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-	EXPECT_EQ(0, ioctl(self->vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+	test_err_vm_attach(EOPNOTSUPP, self->vm, VM, KT_MOCK_L3);
+	EXPECT_EQ(0, kt_vm_check_cap(self->vm, KVM_CAP_X86_UNCORE_PASSTHROUGH));
 	ASSERT_EQ(0, set_param("Y"));
-	EXPECT_EQ(8, ioctl(self->vm.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+	EXPECT_EQ(8, kt_vm_check_cap(self->vm, KVM_CAP_X86_UNCORE_PASSTHROUGH));
 
 	/* A VM whose VMM filters guest events cannot take a unit... */
-	ASSERT_EQ(0, kt_vm_create(&filtered));
-	ASSERT_EQ(0, ioctl(filtered.fd, KVM_SET_PMU_EVENT_FILTER, &filter));
-	EXPECT_EQ(-EACCES, kt_vm_uncore(&filtered, VM, KT_MOCK_L3, false));
-	kt_vm_destroy(&filtered);
+	filtered = kt_vm_create(0);
+	ASSERT_NE(NULL, filtered);
+	ASSERT_EQ(0, ioctl(kt_vm_fd(filtered), KVM_SET_PMU_EVENT_FILTER, &filter));
+	test_err_vm_attach(EACCES, filtered, VM, KT_MOCK_L3);
+	kt_vm_destroy(filtered);
 
 	/* ...and a VM with a unit cannot start filtering. */
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, KT_MOCK_L3, false));
-	EXPECT_EQ(-1, ioctl(self->vm.fd, KVM_SET_PMU_EVENT_FILTER, &filter));
+	test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3);
+	EXPECT_EQ(-1, ioctl(kt_vm_fd(self->vm), KVM_SET_PMU_EVENT_FILTER, &filter));
 	EXPECT_EQ(EBUSY, errno);
 }
 
 TEST_F(exits, vmm_pmu_disable_refuses_attach)
 {
-	struct kt_vm nopmu;
+	struct kt_vm *nopmu;
 	int ret;
 
-	NEED_MOCK_UNIT();
-	if (ioctl(self->vm.kvm, KVM_CHECK_EXTENSION, KVM_CAP_PMU_CAPABILITY) <= 0)
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
+	if (kt_kvm_check_cap(KVM_CAP_PMU_CAPABILITY) <= 0)
 		SKIP(return, "KVM has no vPMU to disable here (enable_pmu=N: TCG has no PMU)");
-	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_vm_create_pmu(&nopmu, KVM_PMU_CAP_DISABLE));
-	ret = kt_vm_uncore(&nopmu, VM, KT_MOCK_L3, false);
-	EXPECT_EQ(0, ioctl(nopmu.fd, KVM_CHECK_EXTENSION, KVM_CAP_X86_UNCORE_PASSTHROUGH));
-	kt_vm_destroy(&nopmu);
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	nopmu = kt_vm_create(KVM_PMU_CAP_DISABLE);
+	ASSERT_NE(NULL, nopmu);
+	ret = _test_cmd_vm_attach(nopmu, VM, KT_MOCK_L3);
+	EXPECT_EQ(0, kt_vm_check_cap(nopmu, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+	kt_vm_destroy(nopmu);
 	EXPECT_EQ(-EOPNOTSUPP, ret);
 }
 
@@ -517,8 +521,8 @@ TEST_F(exits, vmm_pmu_disable_refuses_attach)
  * process on package 0: NULL with its name and a counter MSR, or a reason
  * to skip (no such unit), or *err set for a failure (it would not reserve).
  */
-static const char *reserve_real_unit(FIXTURE_DATA(exits) *self, char *name,
-				     uint32_t *counter, int *err)
+static const char *reserve_real_unit(struct _test_data_exits *self, char *name,
+				     __u32 *counter, int *err)
 {
 	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = VM,
 				  .units = { name }, .cpus = self->pkg0 };
@@ -526,16 +530,15 @@ static const char *reserve_real_unit(FIXTURE_DATA(exits) *self, char *name,
 	struct kt_pmu rec;
 	int i;
 
-	if (kt_pmu_host(self->sk, self->family, &h, NULL, 0))
+	if (_test_cmd_pmu_host(&self->nl, &h))
 		return "pmu-host-get failed";
 	for (i = 0; i < h.nunits; i++)
 		if (strncmp(h.units[i].name, "mock_", 5))
 			break;
 	if (i == h.nunits)
 		return "no uncore PMU hardware offered here (emulated host: TCG has no PMU)";
-	strcpy(name, h.units[i].name);
-	*err = kt_pmu_request(self->sk, self->family, &req, &rec, 1, NULL,
-			      self->ext, sizeof(self->ext));
+	snprintf(name, 64, "%s", h.units[i].name);
+	*err = _test_cmd_pmu(&self->nl, &req, &rec);
 	if (!*err && (rec.nunits != 1 || !rec.units[0].counter_msr))
 		*err = -ENOENT;
 	if (!*err)
@@ -545,7 +548,7 @@ static const char *reserve_real_unit(FIXTURE_DATA(exits) *self, char *name,
 
 TEST_F(exits, hardware_host_perf_refused_while_owned)
 {
-	uint32_t counter = 0;
+	__u32 counter = 0;
 	const char *why;
 	char name[64];
 	int fd, err = 0;
@@ -553,7 +556,7 @@ TEST_F(exits, hardware_host_perf_refused_while_owned)
 	why = reserve_real_unit(self, name, &counter, &err);
 	if (why)
 		SKIP(return, "%s", why);
-	ASSERT_EQ(0, err) TH_LOG("cannot reserve %s: %s", name, self->ext);
+	ASSERT_EQ(0, err) TH_LOG("cannot reserve %s: %s", name, self->nl.ext);
 	/* What 'perf stat -a -e <unit>/.../' does on the owned package. */
 	fd = kt_perf_open(name, 0, false);
 	EXPECT_EQ(-EBUSY, fd);
@@ -563,20 +566,20 @@ TEST_F(exits, hardware_host_perf_refused_while_owned)
 
 TEST_F(exits, hardware_uncore_counter_reads_do_not_exit)
 {
-	uint32_t counter = 0;
+	__u32 counter = 0;
 	const char *why;
 	struct kt_counts c;
 	char name[64];
 	int err = 0;
 
-	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH))
+	if (kt_kvm_check_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH) <= 0)
 		SKIP(return, "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)");
 	why = reserve_real_unit(self, name, &counter, &err);
 	if (why)
 		SKIP(return, "%s", why);
-	ASSERT_EQ(0, err) TH_LOG("cannot reserve %s (or no counter MSR): %s", name, self->ext);
-	ASSERT_EQ(0, kt_vm_uncore(&self->vm, VM, name, false));
-	ASSERT_EQ(0, kt_vm_measure(&self->vm, counter, LOOPS, false, &c));
+	ASSERT_EQ(0, err) TH_LOG("cannot reserve %s (or no counter MSR): %s", name, self->nl.ext);
+	test_cmd_vm_attach(self->vm, VM, name);
+	test_cmd_vm_run(self->vm, counter, LOOPS, KT_RDMSR, 0, &c);
 	TH_LOG("%u reads of %s's counter 0x%x: %llu exits", LOOPS, name, counter,
 	       (unsigned long long)c.exits);
 	EXPECT_GT(LOOPS / 100, c.exits);

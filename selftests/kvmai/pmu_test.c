@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * PMU ownership in the emulated host: the test-only mock provider
- * (kmod/mock) plays the uncore drivers, so every decision kvmai takes is
+ * (kmod/testing) plays the uncore drivers, so every decision kvmai takes is
  * checked end to end, including against the host's own perf events:
  * whole-package assignment, refusals (package not owned, unknown unit,
  * unit already owned, host events open), release by request, by owner exit,
@@ -9,7 +9,7 @@
  * package's CPUs going offline and back, and the core PMU on kernels with
  * the series' KVM fence.  The emulated host's KVM has no mediated vPMU, so
  * KVM refuses the core fence there (checked); the mock's own fence stands
- * in for KVM's while the mock is loaded (kmod/test.c), and the KVM fence
+ * in for KVM's while the mock is loaded (kmod/testing/test.c), and the KVM fence
  * itself is checked where KVM has a mediated vPMU (core_kvm_fence_*).
  * And what 'kvmaictl pmu exec' starts a VMM with: the reservation's handle,
  * as the user it is told, without a capability (exec_*).
@@ -29,7 +29,10 @@
 #include <linux/kvmai.h>
 
 #include "kselftest_harness.h"
-#include "lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/netlink.h"
+#include "lib/pmu.h"
 
 #define L3 "mock_uncore_l3"
 #define DF "mock_uncore_df"
@@ -37,52 +40,37 @@
 #define EXEC_ERR "/tmp/pmu-exec.err"
 
 FIXTURE(pmu) {
-	struct nl_sock *sk;
-	int family;
+	struct kt_nl nl;
 	char pkg0[64], pkg1[64];
 	int pkg0_n, pkg1_n;
 	int fds[8];
 	int nfds;
-	char ext[256];
 	char offline[64];	/* CPUs a test took offline, to bring back */
 };
+
+static int set_cpu_online(int cpu, void *on)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	return kt_sysfs_write(path, *(int *)on ? "1\n" : "0\n");
+}
 
 /* Writes @on to the online file of every CPU in @list ("1", "1-2,4"). */
 static int set_cpus_online(const char *list, int on)
 {
-	const char *p = list;
-	char path[64];
-	int a, b, cpu, ret;
-
-	while (*p) {
-		if (sscanf(p, "%d-%d", &a, &b) != 2) {
-			if (sscanf(p, "%d", &a) != 1)
-				return -EINVAL;
-			b = a;
-		}
-		for (cpu = a; cpu <= b; cpu++) {
-			snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-			ret = sysfs_write_ret(path, on ? "1\n" : "0\n");
-			if (ret)
-				return ret;
-		}
-		p += strcspn(p, ",");
-		if (*p == ',')
-			p++;
-	}
-	return 0;
+	return kt_cpulist_each(list, set_cpu_online, &on);
 }
 
 FIXTURE_SETUP(pmu)
 {
-	ASSERT_EQ(0, kvmai_module_load());
-	ASSERT_EQ(0, kvmai_mock_load()) TH_LOG("cannot insmod %s", KVMAI_MOCK_PATH);
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	self->pkg0_n = kt_package_cpus(0, self->pkg0, sizeof(self->pkg0));
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL) TH_LOG("cannot insmod %s", KT_MOCK_PMU_PATH);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	self->pkg0_n = kt_cpu_package(0, self->pkg0, sizeof(self->pkg0));
 	ASSERT_GT(self->pkg0_n, 0);
 	/* CPUs are numbered package by package in the emulated host. */
-	self->pkg1_n = kt_package_cpus(self->pkg0_n, self->pkg1, sizeof(self->pkg1));
+	self->pkg1_n = kt_cpu_package(self->pkg0_n, self->pkg1, sizeof(self->pkg1));
 }
 
 FIXTURE_TEARDOWN(pmu)
@@ -93,20 +81,20 @@ FIXTURE_TEARDOWN(pmu)
 
 	for (i = 0; i < self->nfds; i++)
 		close(self->fds[i]);
-	if (!self->sk)
+	if (!self->nl.sk)
 		goto online;
 	/* Whatever a test left behind goes; then nothing may stay reserved. */
-	if (kvmai_module_loaded() &&
-	    !kt_pmu_request(self->sk, self->family, &dump, vms, 8, &n, NULL, 0)) {
+	if (kt_mod_loaded(KT_MOD_KVMAI) &&
+	    !_test_cmd_pmu_dump(&self->nl, &dump, vms, 8, &n)) {
 		for (i = 0; i < n && i < 8; i++) {
 			struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = vms[i].vm };
 
-			kt_pmu_request(self->sk, self->family, &rel, NULL, 0, NULL, NULL, 0);
+			_test_cmd_pmu(&self->nl, &rel, NULL);
 		}
 	}
 	i = kt_perf_try(L3, 0, false);
 	EXPECT_EQ(0, i) TH_LOG(L3 " still fenced off the host after the test: %d", i);
-	kvmai_genl_close(self->sk);
+	kt_nl_close(&self->nl);
 online:
 	/* After the releases: a core-select unit's owner keeps CPUs out. */
 	if (self->offline[0])
@@ -114,32 +102,29 @@ online:
 			TH_LOG("CPUs %s stay offline", self->offline);
 }
 
-static int assign(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+static int assign(struct __test_metadata *_metadata, struct _test_data_pmu *self,
 		  const struct kt_pmu_req *in, struct kt_pmu *out)
 {
 	struct kt_pmu_req req = *in;
 
 	req.cmd = KVMAI_CMD_PMU_ASSIGN;
-	return kt_pmu_request(self->sk, self->family, &req, out, out ? 1 : 0, NULL,
-			      self->ext, sizeof(self->ext));
+	return _test_cmd_pmu(&self->nl, &req, out);
 }
 
-static int get_vm(FIXTURE_DATA(pmu) *self, const char *vm, struct kt_pmu *out)
+static int get_vm(struct _test_data_pmu *self, const char *vm, struct kt_pmu *out)
 {
 	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_GET, .vm = vm };
 
-	return kt_pmu_request(self->sk, self->family, &req, out, out ? 1 : 0, NULL,
-			      self->ext, sizeof(self->ext));
+	return _test_cmd_pmu(&self->nl, &req, out);
 }
 
-static int release(FIXTURE_DATA(pmu) *self, const char *vm, bool core, const char *unit)
+static int release(struct _test_data_pmu *self, const char *vm, bool core, const char *unit)
 {
 	struct kt_pmu_req req = {
 		.cmd = KVMAI_CMD_PMU_RELEASE, .vm = vm, .core = core, .units = { unit },
 	};
 
-	return kt_pmu_request(self->sk, self->family, &req, NULL, 0, NULL,
-			      self->ext, sizeof(self->ext));
+	return _test_cmd_pmu(&self->nl, &req, NULL);
 }
 
 static const struct kt_unit *host_unit(const struct kt_pmu_host *h, const char *name)
@@ -155,7 +140,7 @@ TEST_F(pmu, mock_units_offered)
 	struct kt_pmu_host h;
 	const struct kt_unit *u;
 
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, self->ext, sizeof(self->ext)));
+	test_cmd_pmu_host(&h);
 	u = host_unit(&h, L3);
 	ASSERT_NE(NULL, u) TH_LOG("pmu-host-get does not list " L3);
 	EXPECT_EQ(kt_perf_type(L3), (int)u->type);
@@ -178,7 +163,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 	struct kt_pmu rec;
 	int fd;
 
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	EXPECT_STREQ("vm1", rec.vm);
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(L3, rec.units[0].name);
@@ -190,7 +175,7 @@ TEST_F(pmu, whole_package_fences_the_host)
 	EXPECT_STREQ(self->pkg0, rec.cpus);
 	ASSERT_EQ(1, rec.npkgs);
 	EXPECT_EQ(0, rec.pkgs[0]);
-	EXPECT_EQ((uint32_t)getpid(), rec.pid);
+	EXPECT_EQ((__u32)getpid(), rec.pid);
 	EXPECT_FALSE(rec.shared);
 
 	/* The host cannot count on the owned package... */
@@ -207,13 +192,13 @@ TEST_F(pmu, whole_package_fences_the_host)
 	if (fd >= 0)
 		self->fds[self->nfds++] = fd;
 
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	test_cmd_pmu_host(&h);
 	u = host_unit(&h, L3);
 	ASSERT_NE(NULL, u);
 	EXPECT_STREQ("vm1", u->vm);
 	EXPECT_EQ(self->pkg1_n > 0 ? 1 : 0, u->host_events);
 
-	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 	EXPECT_EQ(0, kt_perf_try(L3, 0, false)) TH_LOG("host still fenced off after release");
 }
@@ -226,12 +211,12 @@ TEST_F(pmu, partial_package_needs_shared)
 	if (self->pkg0_n < 2)
 		SKIP(return, "package 0 has one CPU: every CPU list covers whole packages");
 	EXPECT_EQ(-EPERM, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "package 0")) TH_LOG("extack: %s", self->ext);
-	EXPECT_NE(NULL, strstr(self->ext, "shared")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("package 0");
+	test_ext_has("shared");
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 
 	req.shared = true;
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	EXPECT_TRUE(rec.shared);
 	EXPECT_STREQ("0", rec.cpus);
 	/* The package is still the unit of fencing: the whole of it. */
@@ -251,22 +236,22 @@ TEST_F(pmu, core_select_unit_needs_every_cpu_of_the_package)
 	if (self->pkg0_n < 2)
 		SKIP(return, "package 0 has one CPU: every CPU list covers whole packages");
 	EXPECT_EQ(-EACCES, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, L3)) TH_LOG("extack: %s", self->ext);
-	EXPECT_NE(NULL, strstr(self->ext, "every CPU")) TH_LOG("extack: %s", self->ext);
+	test_ext_has(L3);
+	test_ext_has("every CPU");
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 	EXPECT_EQ(0, kt_perf_try(L3, 0, false)) TH_LOG("refused, yet the host is fenced off");
 
 	req.units[0] = DF;
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(DF, rec.units[0].name);
-	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->nl.ext);
 
 	/* With every CPU of the package, it goes. */
 	req.units[0] = L3;
 	req.cpus = self->pkg0;
 	req.shared = false;
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	EXPECT_STREQ(L3, rec.units[0].name);
 }
 
@@ -276,7 +261,7 @@ static int cpu_online_state(int cpu)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	return sysfs_read_long(path);
+	return kt_sysfs_read_long(path);
 }
 
 /*
@@ -301,17 +286,17 @@ TEST_F(pmu, cpu_joining_a_core_select_package_is_refused)
 
 	/* Every online CPU of package 0: the L3 unit goes with them. */
 	req.cpus = rest;
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(2, rec.nunits);
 	EXPECT_EQ(-EBUSY, set_cpus_online(one, 1)) TH_LOG("CPU %s came online", one);
 	EXPECT_EQ(0, cpu_online_state(last));
 
 	/* Without the core-select unit the DF unit alone does not keep it out. */
-	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(0, set_cpus_online(one, 1)) TH_LOG("CPU %s stays offline", one);
 	self->offline[0] = '\0';
 	EXPECT_EQ(1, cpu_online_state(last));
-	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(DF, rec.units[0].name);
 }
@@ -322,7 +307,7 @@ TEST_F(pmu, unknown_unit_refused_and_nothing_kept)
 				  .cpus = self->pkg0 };
 
 	EXPECT_EQ(-ENODEV, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "uncore_nope_7")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("uncore_nope_7");
 	/* All or nothing: the good unit was given back. */
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 	EXPECT_EQ(0, kt_perf_try(L3, 0, false));
@@ -334,19 +319,19 @@ TEST_F(pmu, unit_already_owned)
 	struct kt_pmu_req two = { .vm = "vm2", .units = { L3 }, .cpus = self->pkg0 };
 	struct kt_pmu_req other = { .vm = "vm2", .units = { DF }, .cpus = self->pkg0 };
 
-	ASSERT_EQ(0, assign(_metadata, self, &one, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &one, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(-EEXIST, assign(_metadata, self, &two, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "vm1")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("vm1");
 	EXPECT_EQ(-EEXIST, assign(_metadata, self, &one, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "already owns")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("already owns");
 	/* Another unit on the same package is free. */
-	EXPECT_EQ(0, assign(_metadata, self, &other, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, assign(_metadata, self, &other, NULL)) TH_LOG("%s", self->nl.ext);
 	if (self->pkg1_n > 0) {
 		two.cpus = self->pkg1;
 		EXPECT_EQ(-EINVAL, assign(_metadata, self, &two, NULL))
 			TH_LOG("vm2 has cpus %s; a different list must be refused", self->pkg0);
 		two.vm = "vm3";
-		EXPECT_EQ(0, assign(_metadata, self, &two, NULL)) TH_LOG("%s", self->ext);
+		EXPECT_EQ(0, assign(_metadata, self, &two, NULL)) TH_LOG("%s", self->nl.ext);
 	}
 }
 
@@ -357,13 +342,13 @@ TEST_F(pmu, vmm_pid)
 	struct kt_pmu rec;
 
 	/* The VMM that may attach the units in KVM is named explicitly... */
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
-	EXPECT_EQ((uint32_t)getppid(), rec.pid);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ((__u32)getppid(), rec.pid);
 	/* ...and stays the one for every unit of the VM. */
 	req.units[0] = DF;
 	req.pid = getpid();
 	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "reserved for pid")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("reserved for pid");
 	req.pid = 0x7ffffff0;
 	EXPECT_EQ(-ESRCH, assign(_metadata, self, &req, NULL));
 	ASSERT_EQ(0, get_vm(self, "vm1", &rec));
@@ -377,9 +362,9 @@ TEST_F(pmu, host_events_block_assignment)
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "host perf events")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("host perf events");
 	close(fd);
-	EXPECT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 }
 
 TEST_F(pmu, bad_requests)
@@ -387,18 +372,18 @@ TEST_F(pmu, bad_requests)
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 } };
 
 	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "need cpus")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("need cpus");
 	req.cpus = "zero";
 	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "zero")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("zero");
 	req.cpus = "0-200";
 	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
 	req.cpus = NULL;
 	req.units[0] = NULL;
 	EXPECT_EQ(-EINVAL, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "nothing to assign")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("nothing to assign");
 	EXPECT_EQ(-ENOENT, release(self, "vm-none", false, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "vm-none")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("vm-none");
 }
 
 TEST_F(pmu, release_by_unit)
@@ -406,16 +391,16 @@ TEST_F(pmu, release_by_unit)
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
 	struct kt_pmu rec;
 
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(2, rec.nunits);
 	EXPECT_EQ(-ENOENT, release(self, "vm1", false, "mock_uncore_xx"));
 	EXPECT_EQ(-ENOENT, release(self, "vm1", true, NULL));	/* core not owned */
-	ASSERT_EQ(0, release(self, "vm1", false, DF)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, release(self, "vm1", false, DF)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(0, get_vm(self, "vm1", &rec));
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(L3, rec.units[0].name);
 	EXPECT_EQ(-EBUSY, kt_perf_try(L3, 0, false));
-	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->nl.ext);
 	/* Owning nothing, the VM is gone. */
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 }
@@ -423,23 +408,22 @@ TEST_F(pmu, release_by_unit)
 TEST_F(pmu, notifications)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 }, .cpus = self->pkg0 };
-	struct nl_sock *mon;
+	struct kt_nl mon;
 	struct kt_pmu ntf;
 
-	mon = kt_monitor_open();
-	ASSERT_NE(NULL, mon);
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
+	ASSERT_EQ(0, kt_nl_monitor_open(&mon));
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(1, kt_nl_receive_pmu(&mon, &ntf, 2000));
 	EXPECT_EQ(KVMAI_CMD_PMU_CHANGE_NTF, ntf.cmd);
 	EXPECT_STREQ("vm1", ntf.vm);
 	ASSERT_EQ(1, ntf.nunits);
 	EXPECT_STREQ(L3, ntf.units[0].name);
 	ASSERT_EQ(0, release(self, "vm1", false, NULL));
-	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
+	ASSERT_EQ(1, kt_nl_receive_pmu(&mon, &ntf, 2000));
 	EXPECT_STREQ("vm1", ntf.vm);
 	EXPECT_EQ(0, ntf.nunits);
 	EXPECT_FALSE(ntf.core);
-	kvmai_genl_close(mon);
+	kt_nl_close(&mon);
 }
 
 TEST_F(pmu, owner_exit_releases)
@@ -455,11 +439,9 @@ TEST_F(pmu, owner_exit_releases)
 	if (!pid) {
 		struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "vmm", .units = { L3 },
 					  .cpus = self->pkg0, .bind_socket = true };
-		struct nl_sock *sk;
-		int fam;
+		struct kt_nl nl;
 
-		sk = kvmai_genl_open(&fam);
-		if (!sk || kt_pmu_request(sk, fam, &req, NULL, 0, NULL, NULL, 0))
+		if (kt_nl_open(&nl) || _test_cmd_pmu(&nl, &req, NULL))
 			_exit(1);
 		c = 1;
 		if (write(pipefd[1], &c, 1) != 1)
@@ -470,9 +452,9 @@ TEST_F(pmu, owner_exit_releases)
 	close(pipefd[1]);
 	ASSERT_EQ(1, read(pipefd[0], &c, 1));
 	close(pipefd[0]);
-	ASSERT_EQ(0, get_vm(self, "vmm", &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, get_vm(self, "vmm", &rec)) TH_LOG("%s", self->nl.ext);
 	EXPECT_TRUE(rec.bind_socket);
-	EXPECT_EQ((uint32_t)pid, rec.pid);
+	EXPECT_EQ((__u32)pid, rec.pid);
 	EXPECT_EQ(-EBUSY, kt_perf_try(L3, 0, false));
 
 	kill(pid, SIGKILL);
@@ -487,25 +469,24 @@ TEST_F(pmu, owner_exit_releases)
 TEST_F(pmu, provider_unload_revokes)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF }, .cpus = self->pkg0 };
-	struct nl_sock *mon;
+	struct kt_nl mon;
 	struct kt_pmu ntf, rec;
 
-	mon = kt_monitor_open();
-	ASSERT_NE(NULL, mon);
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 2000));
-	ASSERT_EQ(0, kvmai_mock_unload()) TH_LOG("rmmod kvmai_mock_pmu refused");
+	ASSERT_EQ(0, kt_nl_monitor_open(&mon));
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(1, kt_nl_receive_pmu(&mon, &ntf, 2000));
+	test_cmd_mod_unload(KT_MOD_MOCK_PMU) TH_LOG("rmmod kvmai_mock_pmu refused");
 	/*
 	 * The units' driver went away: the VM loses them, and monitors hear,
 	 * once per unit or once for both, depending on when the work runs.
 	 */
 	do {
-		ASSERT_EQ(1, kt_pmu_receive(mon, &ntf, 5000));
+		ASSERT_EQ(1, kt_nl_receive_pmu(&mon, &ntf, 5000));
 		EXPECT_STREQ("vm1", ntf.vm);
 	} while (ntf.nunits > 0);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", &rec));
-	kvmai_genl_close(mon);
-	ASSERT_EQ(0, kvmai_mock_load());
+	kt_nl_close(&mon);
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
 }
 
 TEST_F(pmu, rmmod_releases)
@@ -514,16 +495,15 @@ TEST_F(pmu, rmmod_releases)
 	struct kt_pmu_req dump = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
 	int n = -1;
 
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(-EBUSY, kt_perf_try(DF, 0, false));
-	kvmai_genl_close(self->sk);
-	self->sk = NULL;
-	ASSERT_EQ(0, kvmai_module_unload());
+	kt_nl_close(&self->nl);
+	self->nl.sk = NULL;
+	test_cmd_mod_unload(KT_MOD_KVMAI);
 	EXPECT_EQ(0, kt_perf_try(DF, 0, false)) TH_LOG("rmmod kvmai left " DF " fenced");
-	ASSERT_EQ(0, kvmai_module_load());
-	self->sk = kvmai_genl_open(&self->family);
-	ASSERT_NE(NULL, self->sk);
-	ASSERT_EQ(0, kt_pmu_request(self->sk, self->family, &dump, NULL, 0, &n, NULL, 0));
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
+	ASSERT_EQ(0, kt_nl_open(&self->nl));
+	ASSERT_EQ(0, _test_cmd_pmu_dump(&self->nl, &dump, NULL, 0, &n));
 	EXPECT_EQ(0, n);
 }
 
@@ -538,30 +518,28 @@ TEST_F(pmu, unprivileged_assign_refused)
 					  .units = { L3 }, .cpus = self->pkg0 };
 		struct kt_pmu_req get = { .cmd = KVMAI_CMD_PMU_GET, .dump = true };
 		struct kt_pmu_host h;
-		struct nl_sock *sk;
-		int fam;
+		struct kt_nl nl;
 
-		sk = kt_open_unprivileged(&fam);
-		if (!sk)
+		if (kt_nl_open_unprivileged(&nl))
 			_exit(11);
-		if (kt_pmu_request(sk, fam, &req, NULL, 0, NULL, NULL, 0) != -EPERM)
+		if (_test_cmd_pmu(&nl, &req, NULL) != -EPERM)
 			_exit(12);
 		/* Reads name VMM pids and host perf users: admin only too. */
-		if (kt_pmu_request(sk, fam, &get, NULL, 0, NULL, NULL, 0) != -EPERM)
+		if (_test_cmd_pmu(&nl, &get, NULL) != -EPERM)
 			_exit(13);
-		_exit(kt_pmu_host(sk, fam, &h, NULL, 0) != -EPERM ? 14 : 0);
+		_exit(_test_cmd_pmu_host(&nl, &h) != -EPERM ? 14 : 0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("child step %d failed", WEXITSTATUS(status));
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 }
 
-static uint64_t mock_reg(const char *unit, unsigned int pkg, uint32_t msr)
+static __u64 mock_reg(const char *unit, unsigned int pkg, __u32 msr)
 {
-	uint64_t val = ~0ULL;
+	__u64 val = ~0ULL;
 	long writes;
 
-	kt_mock_reg(unit, pkg, msr, &val, &writes);
+	kt_mock_pmu_reg(unit, pkg, msr, &val, &writes);
 	return val;
 }
 
@@ -581,14 +559,14 @@ TEST_F(pmu, package_hotplug_keeps_the_reservation_and_clears_it)
 	snprintf(online, sizeof(online), "/sys/devices/system/cpu/cpu%d/online", self->pkg0_n);
 	if (self->pkg1_n <= 0 || access(online, W_OK))
 		SKIP(return, "no second package whose CPUs can go offline");
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_EQ(0, rec.units[0].offline_pkgs);
 	EXPECT_EQ(0, rec.units[0].hotplug_scrubs);
 
 	snprintf(self->offline, sizeof(self->offline), "%s", self->pkg1);
 	ASSERT_EQ(0, set_cpus_online(self->pkg1, 0)) TH_LOG("cannot offline CPUs %s", self->pkg1);
-	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(1, rec.nunits) TH_LOG("the reservation went with the package's CPUs");
 	EXPECT_EQ(1u << 1, rec.units[0].offline_pkgs) TH_LOG("package 1 not reported offline");
 	EXPECT_EQ(0, rec.units[0].hotplug_scrubs);
@@ -598,23 +576,24 @@ TEST_F(pmu, package_hotplug_keeps_the_reservation_and_clears_it)
 	/* The provider did set package 1 up again: the unit nobody owns shows it. */
 	ASSERT_EQ(KT_MOCK_INIT_CTL, mock_reg(DF, 1, KT_MOCK_DF_CTL0))
 		TH_LOG("the mock's bring-up did not run");
-	EXPECT_EQ(0, mock_reg(L3, 1, KT_MOCK_L3_CTL0)) TH_LOG("owned unit left as the host set it up");
-	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->ext);
+	EXPECT_EQ(0, mock_reg(L3, 1, KT_MOCK_L3_CTL0))
+		TH_LOG("owned unit left as the host set it up");
+	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_EQ(0, rec.units[0].offline_pkgs);
 	EXPECT_EQ(1, rec.units[0].hotplug_scrubs);
 	/* Still the VM's: the host cannot count there. */
 	EXPECT_EQ(-EBUSY, kt_perf_try(L3, self->pkg0_n, false));
 
-	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(0, kt_perf_try(L3, self->pkg0_n, false));
 }
 
-static bool core_fence_built(FIXTURE_DATA(pmu) *self)
+static bool core_fence_built(struct _test_data_pmu *self)
 {
-	struct kvmai_status st;
+	struct kt_status st;
 
-	return !kvmai_status_get(self->sk, self->family, &st) &&
+	return !_test_cmd_status_get(&self->nl, &st) &&
 	       (st.features & KVMAI_FEATURE_CORE_FENCE);
 }
 
@@ -626,9 +605,9 @@ TEST_F(pmu, core_needs_the_perf_interface)
 	if (core_fence_built(self))
 		SKIP(return, "kernel has the KVM core PMU fence (see core_* tests)");
 	EXPECT_EQ(-EOPNOTSUPP, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "core PMU fence")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("core PMU fence");
 	/* Nothing is made up about the core PMU either. */
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	test_cmd_pmu_host(&h);
 	EXPECT_FALSE(h.has_core_info);
 }
 
@@ -679,25 +658,26 @@ TEST_F(pmu, core_fences_host_events_that_count_guests)
 
 	if (!core_fence_built(self))
 		SKIP(return, "kernel without the KVM core PMU fence");
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	test_cmd_pmu_host(&h);
 	ASSERT_TRUE(h.core_capable) TH_LOG("mock_core has PERF_PMU_CAP_MEDIATED_VPMU");
 	ASSERT_EQ(0, h.nconflicts);
-	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
 	EXPECT_TRUE(rec.core);
 	/* Host events counting in guests are refused; exclude_guest ones are fine. */
 	EXPECT_EQ(-EOPNOTSUPP, kt_perf_try("mock_core", 0, false));
 	EXPECT_EQ(0, kt_perf_try("mock_core", 0, true)) TH_LOG("exclude_guest event refused");
 	EXPECT_EQ(-EEXIST, assign(_metadata, self, &req, NULL));
 	/* The provider cannot go while its fence is held. */
-	EXPECT_NE(0, kvmai_mock_unload()) TH_LOG("the mock unloaded under a held fence");
-	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->ext);
+	EXPECT_NE(0, _test_cmd_mod_unload(KT_MOD_MOCK_PMU))
+		TH_LOG("the mock unloaded under a held fence");
+	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("still fenced after release");
 	/* Taken again after the release, and dropped with the record at rmmod. */
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(-EOPNOTSUPP, kt_perf_try("mock_core", 0, false));
-	ASSERT_EQ(0, kvmai_module_unload());
+	test_cmd_mod_unload(KT_MOD_KVMAI);
 	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("still fenced after rmmod");
-	ASSERT_EQ(0, kvmai_module_load());
+	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 }
 
 TEST_F(pmu, core_refused_while_host_events_count_guests)
@@ -712,11 +692,11 @@ TEST_F(pmu, core_refused_while_host_events_count_guests)
 	fd = kt_perf_open("mock_core", 1, false);
 	ASSERT_LE(0, fd);
 	self->fds[self->nfds++] = fd;
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	test_cmd_pmu_host(&h);
 	ASSERT_EQ(1, h.nconflicts);
 	EXPECT_STREQ("mock_core", h.conflicts[0].pmu);
 	EXPECT_EQ(1, h.conflicts[0].cpu);
-	EXPECT_EQ((uint32_t)getpid(), h.conflicts[0].pid);
+	EXPECT_EQ((__u32)getpid(), h.conflicts[0].pid);
 	EXPECT_EQ(1, h.include_guest);
 
 	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL));
@@ -724,7 +704,7 @@ TEST_F(pmu, core_refused_while_host_events_count_guests)
 	ASSERT_EQ(0, prctl(PR_GET_NAME, comm));
 	snprintf(want, sizeof(want), "core PMU: %s[%d] counts guests (mock_core event, CPU 1)",
 		 comm, getpid());
-	EXPECT_STREQ(want, self->ext);
+	EXPECT_STREQ(want, self->nl.ext);
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
 }
 
@@ -762,8 +742,8 @@ TEST_F(pmu, core_refusal_escapes_the_blamed_command_name)
 	rc = kt_sh(out, sizeof(out), KVMAICTL " pmu assign vm1 core 2>&1; " KVMAICTL " pmu show");
 	prctl(PR_SET_NAME, saved);
 	ASSERT_LE(0, fd);
-	EXPECT_FALSE(has_control_bytes(self->ext)) TH_LOG("extack: %s", self->ext);
-	EXPECT_NE(NULL, strstr(self->ext, "core PMU: \\e[2J\\apmu[")) TH_LOG("extack: %s", self->ext);
+	EXPECT_FALSE(has_control_bytes(self->nl.ext)) TH_LOG("extack: %s", self->nl.ext);
+	test_ext_has("core PMU: \\e[2J\\apmu[");
 	EXPECT_EQ(0, rc) TH_LOG("%s", out);
 	EXPECT_FALSE(has_control_bytes(out)) TH_LOG("kvmaictl printed: %s", out);
 	EXPECT_NE(NULL, strstr(out, "Error: pmu assign: core PMU: \\e[2J\\apmu["))
@@ -786,14 +766,14 @@ TEST_F(pmu, core_refused_without_a_mediated_vpmu)
 		SKIP(return, "kernel without the KVM core PMU fence");
 	if (kvm_mediated_vpmu())
 		SKIP(return, "KVM gives VMs a mediated vPMU here (see core_kvm_fence_on_hardware)");
-	ASSERT_EQ(0, kvmai_mock_unload());
+	test_cmd_mod_unload(KT_MOD_MOCK_PMU);
 	EXPECT_EQ(-EOPNOTSUPP, assign(_metadata, self, &req, NULL));
-	EXPECT_NE(NULL, strstr(self->ext, "no mediated vPMU")) TH_LOG("extack: %s", self->ext);
+	test_ext_has("no mediated vPMU");
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	test_cmd_pmu_host(&h);
 	EXPECT_EQ(0, h.fences);
 	/* perf keeps no host event off a PMU with the mediated vPMU. */
-	ASSERT_EQ(0, kvmai_mock_load());
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
 	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false));
 }
 
@@ -808,20 +788,20 @@ TEST_F(pmu, core_kvm_fence_on_hardware)
 		SKIP(return, "kernel without the KVM core PMU fence");
 	if (!kvm_mediated_vpmu())
 		SKIP(return, "KVM gives VMs no mediated vPMU here (enable_mediated_pmu)");
-	ASSERT_EQ(0, kvmai_mock_unload());
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	test_cmd_mod_unload(KT_MOD_MOCK_PMU);
+	test_cmd_pmu_host(&h);
 	before = h.fences;
 	ASSERT_EQ(0, cycles_try(false)) TH_LOG("host counts guests before the fence");
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
+	test_cmd_pmu_host(&h);
 	EXPECT_EQ(before + 1, h.fences);
 	EXPECT_EQ(-EOPNOTSUPP, cycles_try(false));
 	EXPECT_EQ(0, cycles_try(true)) TH_LOG("exclude_guest cycles refused");
-	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->ext);
-	ASSERT_EQ(0, kt_pmu_host(self->sk, self->family, &h, NULL, 0));
+	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->nl.ext);
+	test_cmd_pmu_host(&h);
 	EXPECT_EQ(before, h.fences);
 	EXPECT_EQ(0, cycles_try(false)) TH_LOG("still fenced after release");
-	ASSERT_EQ(0, kvmai_mock_load());
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
 }
 
 /* Line @key ("Uid:") of /proc/@pid/status, without the key and the newline. */
@@ -830,7 +810,7 @@ static bool status_line(pid_t pid, const char *key, char *val, size_t len)
 	char path[64], buf[4096], *p, *end;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (kt_slurp(path, buf, sizeof(buf)) < 0)
+	if (kt_file_read(path, buf, sizeof(buf)) < 0)
 		return false;
 	for (p = buf; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		if (strncmp(p, key, strlen(key)))
@@ -851,7 +831,7 @@ static bool environ_has(pid_t pid, const char *var)
 	long n, i;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	n = kt_slurp(path, buf, sizeof(buf));
+	n = kt_file_read(path, buf, sizeof(buf));
 	for (i = 0; i < n; i += strlen(buf + i) + 1)
 		if (!strcmp(buf + i, var))
 			return true;
@@ -887,11 +867,11 @@ static pid_t exec_sleep(struct __test_metadata *_metadata, const char *const *ar
 	}
 	for (i = 0; i < 1000; i++) {
 		snprintf(err, sizeof(err), "/proc/%d/comm", pid);
-		kt_slurp(err, comm, sizeof(comm));
+		kt_file_read(err, comm, sizeof(comm));
 		if (!strcmp(comm, "sleep\n"))
 			return pid;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
-			kt_slurp(EXEC_ERR, err, sizeof(err));
+			kt_file_read(EXEC_ERR, err, sizeof(err));
 			TH_LOG("kvmaictl exited (status 0x%x) before it ran the command: %s",
 			       status, err);
 			return -1;
@@ -932,7 +912,7 @@ TEST_F(pmu, exec_runs_the_vmm_as_the_user_without_capabilities)
 	if (access(KVMAICTL, X_OK))
 		SKIP(return, "no %s (not in the emulated host)", KVMAICTL);
 	ASSERT_NE(NULL, pw) TH_LOG("no user nobody in the emulated host's /etc/passwd");
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 	pid = exec_sleep(_metadata, args);
 	ASSERT_LT(0, pid);
 
@@ -948,7 +928,7 @@ TEST_F(pmu, exec_runs_the_vmm_as_the_user_without_capabilities)
 	snprintf(want, sizeof(want), "%u ", pw->pw_gid);
 	EXPECT_TRUE(status_line(pid, "Groups:", val, sizeof(val)) && !strcmp(val, want))
 		TH_LOG("Groups: \"%s\", want \"%s\"", val, want);
-	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(caps); i++) {
 		EXPECT_TRUE(status_line(pid, caps[i], val, sizeof(val)) &&
 			    !strcmp(val, "0000000000000000"))
 			TH_LOG("%s %s", caps[i], val);
@@ -981,7 +961,7 @@ TEST_F(pmu, exec_as_root_only_when_told)
 
 	if (access(KVMAICTL, X_OK))
 		SKIP(return, "no %s (not in the emulated host)", KVMAICTL);
-	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->ext);
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(2, kt_sh(out, sizeof(out), KVMAICTL " pmu exec vm1 -- /bin/echo KVMAI-EXEC-RAN"));
 	EXPECT_EQ(NULL, strstr(out, "KVMAI-EXEC-RAN")) TH_LOG("ran as root: %s", out);
 	EXPECT_EQ(0, strncmp(out, "Error: pmu exec: ", 17)) TH_LOG("%s", out);

@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--payload", action="append", default=[],
                     help="payload for the kernel at the same position")
     ap.add_argument("--workdir", default=TOP / "build/soak")
+    ap.add_argument("--profile", default="plain", help="host profile (aihost.toml)")
     ap.add_argument("--tcg-thread", choices=("single", "multi"))
     ap.add_argument("--append", help="extra kernel command line")
     args = ap.parse_args()
@@ -63,7 +64,7 @@ def main():
             n += 1
             bdir = work / f"boot{n}"
             cmd = [str(HERE / "vmhost.py"), "--payload", payload, "--scenario", args.scenario,
-                   "--workdir", str(bdir)]
+                   "--profile", args.profile, "--workdir", str(bdir)]
             if kdir:
                 cmd += ["--kernel-dir", kdir]
             if args.tcg_thread:

@@ -6,7 +6,9 @@ The host is described once, in aihost.toml.  This program turns that into a
 QEMU command line, an initramfs (a cached base: busybox, kernel modules,
 pciutils; plus a per-run payload: kvmai.ko, kvmaictl, selftests, scenario
 scripts, each with the shared libraries it needs) and a device map the guest
-resolves into /run/kvmai/devices.
+resolves into /run/kvmai/devices.  A host profile (aihost.toml's
+[profile.NAME]) changes the machine and adds initramfs parts: guests of its
+own (L2), kvm-ai's QEMU, libvirtd.
 
 The guest writes the scenario's output to its second serial port; we stream it
 to stdout as it arrives and exit with the scenario's exit code.  Kernel
@@ -31,6 +33,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TOP = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+import boots  # noqa: E402  (selftests/boots.py: which selftests run where)
+
 CACHE = Path(os.environ.get("KVMAI_CACHE") or
              Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kvmai")
 # Bump when the layout of the base initramfs changes.
@@ -38,16 +43,16 @@ BASE_FORMAT = 3
 EXIT_MARK = "KVMAI-EXIT "
 INIT_MARK = "KVMAI-INIT "
 # The emulator failed rather than a test: QEMU died, or the guest kernel
-# reported an RCU stall (a TCG vCPU stopped being run; seen once in a dozen
-# 4-vCPU boots on a 2-core machine), or the guest went silent for
-# silence_s (aihost.toml), or the guest reset with no word from its kernel
-# (see emulator_failure()).  check.py boots once more on it.
+# reported an RCU stall (a TCG vCPU stopped being run), or the guest went
+# silent for silence_s (aihost.toml), or the guest reset with no word from
+# its kernel (see emulator_failure()).  check.py boots once more on it.
 EXIT_QEMU_CRASHED = 3
 RCU_STALL = re.compile(r"rcu: INFO: rcu_\w+ (self-)?detected stalls?", re.A)
 # An emulated-host vCPU that stays in an L2 guest's guest mode: the task
-# the watchdog names is the L2 guest's QEMU.  Under TCG's nested SVM it
-# never came out (2026-11-27: reported every 28 s for 470 s, nothing else
-# said on either port), so these reports alone are silence, not news.
+# the watchdog names is the L2 guest's QEMU.  Under TCG's nested SVM such a
+# vCPU does not come out again, and the watchdog repeats its report every
+# half minute while nothing else is said, so these reports alone are
+# silence, not news.
 STUCK_IN_L2 = re.compile(r"^.*watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+s! "
                          r"\[qemu-system-x86:\d+\]\n?", re.M)
 # What a guest kernel prints when it, not the emulator, ends the run:
@@ -71,9 +76,9 @@ def emulator_failure(returncode, console_text):
     Killed by a signal: QEMU crashed.  Exited 0 (the guest reset, which
     -no-reboot turns into an exit) with nothing from the guest kernel about
     why: a triple fault, which under TCG's nested SVM the emulated host takes
-    now and then while an L2 boots (emulated-host.rst; once in CI15, at 16.8 s
-    with the last line a KVM message).  A kernel that panics, oopses or
-    reboots says so first, and that stays the guest's failure."""
+    now and then while an L2 boots (emulated-host.rst), its last console
+    line a KVM message.  A kernel that panics, oopses or reboots says so
+    first, and that stays the guest's failure."""
     if returncode < 0:
         return f"QEMU was killed by signal {-returncode}"
     if returncode == 0 and not KERNEL_DEATH.search(console_text):
@@ -84,6 +89,10 @@ def emulator_failure(returncode, console_text):
 def die(msg):
     print(f"vmhost: error: {msg}", file=sys.stderr)
     sys.exit(2)
+
+
+# Initramfs parts a host profile may add (aihost.toml).
+PARTS = ("l2", "kvmai-qemu", "libvirt")
 
 
 class Topology:
@@ -106,19 +115,27 @@ class Topology:
             if d.get("role") not in ("gpu", "nic", "other"):
                 die(f"{path}: device '{d['name']}': role must be gpu, nic or other")
 
-    def nested_machine(self, uncore=False):
-        """The emulated host as it boots to run guests of its own: [nested]
-        may give it fewer vCPUs and its own TCG threading (see aihost.toml),
-        and with @uncore the CPU model for guests that use AMD's uncore PMUs."""
-        nested = self.cfg.get("nested") or die("no [nested] section in the topology")
-        for key in ("cpus", "tcg_thread"):
-            if f"l1_{key}" in nested:
-                self.machine[key] = nested[f"l1_{key}"]
-        if uncore:
-            self.machine["cpu"] = nested.get("l1_uncore_cpu") or \
-                die("no l1_uncore_cpu in the topology's [nested]")
-        if "l1_cmdline" in nested:
-            self.machine["cmdline"] += " " + nested["l1_cmdline"]
+    def use_profile(self, name):
+        """Boot as host profile @name ([profile.NAME]): its keys replace
+        [machine]'s, "append" adds to the kernel command line.  Returns the
+        initramfs parts it adds (PARTS)."""
+        profiles = self.cfg.get("profile", {})
+        if name not in profiles:
+            die(f"no [profile.{name}] in the topology")
+        profile = dict(profiles[name])
+        parts = profile.pop("parts", [])
+        for part in parts:
+            if part not in PARTS:
+                die(f"[profile.{name}]: unknown part '{part}' (known: {', '.join(PARTS)})")
+        if "append" in profile:
+            self.machine["cmdline"] += " " + profile.pop("append")
+        for key, value in profile.items():
+            if key not in self.machine:
+                die(f"[profile.{name}]: '{key}' is no key of [machine]")
+            self.machine[key] = value
+        if "l2" in parts and "l2" not in self.cfg:
+            die(f"[profile.{name}] runs guests of its own, but the topology has no [l2]")
+        return parts
 
     def qemu_args(self, tcg_thread=None):
         """Machine, NUMA, IOMMU, switches and endpoints as QEMU arguments.
@@ -342,14 +359,14 @@ def build_base(kernel, modules):
     return cached_part(f"base-{kernel.version}", key, fill)
 
 
-# Bump when the layout of the nested part changes.
-NESTED_FORMAT = 2
+# Bump when the layout of the l2 part changes.
+L2_FORMAT = 3
 # Where QEMU's firmware comes from on the build machine, searched in order.
 FIRMWARE_DIRS = [Path("/usr/share/qemu"), Path("/usr/share/seabios")]
 
 
 def find_firmware(cfg):
-    """The firmware files [nested] names, from the build machine's QEMU."""
+    """The firmware files [l2] names, from the build machine's QEMU."""
     firmware = []
     for name in cfg["firmware"]:
         found = [d / name for d in FIRMWARE_DIRS if (d / name).exists()]
@@ -357,21 +374,28 @@ def find_firmware(cfg):
     return firmware
 
 
-def build_nested(kernel, base, cfg, kvmai_qemu=None):
+def kvmai_qemu():
+    """kvm-ai's QEMU (make qemu, tools/devenv/qemu.sh), or None if it is not
+    built: the selftests that need it then fail saying so."""
+    qdir = subprocess.run([str(TOP / "tools/devenv/qemu.sh"), "dir"], capture_output=True,
+                          text=True).stdout.strip()
+    return Path(qdir) / "bin/qemu-system-x86_64" if qdir else None
+
+
+def build_l2(kernel, base, cfg, kvmai_qemu=None):
     """What the emulated host needs to run guests of its own (L2, under KVM on
     nested SVM), cached by content: Debian's QEMU with its libraries and the
     firmware it loads, and the kernel and base initramfs L2 boots, the same as
-    the emulated host's, so that an L2 guest runs the same /init and scenarios
-    (guest/l2-run adds the run's payload).  With kvmai_qemu, also that QEMU
-    (kvm-ai's patches, tools/devenv/qemu.sh) as
-    /usr/libexec/kvmai/qemu-system-x86_64, for the tests that need it.  L2
-    also gets Debian's perf (linux-perf), in an initramfs part of its own
-    that only L2 loads (l2-run), for the uncore PMU tests."""
+    the emulated host's, so that an L2 guest runs the same /init (guest/l2-run
+    adds the run's payload).  With kvmai_qemu, also that QEMU (kvm-ai's
+    patches) as /usr/libexec/kvmai/qemu-system-x86_64, for the tests that
+    need it.  L2 also gets Debian's perf (linux-perf), in an initramfs part
+    of its own that only L2 loads (l2-run), for the uncore PMU tests."""
     qemu = Path(shutil.which("qemu-system-x86_64") or die("qemu-system-x86_64 not found"))
     qemus = [qemu] + ([Path(kvmai_qemu)] if kvmai_qemu else [])
     perf = Path(shutil.which("perf") or die("perf not found (run 'make deps')"))
     firmware = find_firmware(cfg)
-    key = (NESTED_FORMAT, [(str(q), q.stat().st_mtime) for q in qemus],
+    key = (L2_FORMAT, [(str(q), q.stat().st_mtime) for q in qemus],
            [(str(f), f.stat().st_mtime) for f in firmware],
            str(kernel.image), kernel.image.stat().st_mtime, base.name,
            perf.stat().st_mtime)
@@ -392,7 +416,7 @@ def build_nested(kernel, base, cfg, kvmai_qemu=None):
                 copy_into(Path(tmp), lib)
             cpio_gz(Path(tmp), root / "usr/share/kvmai-l2/perf.cpio.gz")
 
-    return cached_part(f"nested-{kernel.version}", key, fill)
+    return cached_part(f"l2-{kernel.version}", key, fill)
 
 
 # Bump when the layout of the libvirt part changes.
@@ -400,14 +424,14 @@ LIBVIRT_FORMAT = 2
 
 
 def build_libvirt(cfg):
-    """What the emulated host needs to run libvirt (vmhost.py --libvirt),
-    cached by content: Debian's libvirtd and its QEMU driver as make deps
+    """What the emulated host needs to run libvirt (the libvirt part of a
+    host profile), cached by content: Debian's libvirtd and its QEMU driver as make deps
     unpacked them, virsh, their libraries, libvirt's CPU map, the daemon's
     configuration (libvirt/) and kvm-ai's hook installed as the kvmaictl
     package installs it (the script in /usr/libexec/kvmai, calling
     /kvmai/bin/kvmaictl, and a symbolic link to it where Debian's libvirt
-    looks), and QEMU's firmware ([nested]) where QEMU looks
-    when libvirt starts it.  QEMU itself comes from the nested part."""
+    looks), and QEMU's firmware ([l2]) where QEMU looks
+    when libvirt starts it.  QEMU itself comes from the l2 part."""
     lvd = CACHE / "libvirt-daemon"
     if not (lvd / ".complete").exists():
         die(f"no libvirt daemon unpacked at {lvd} (run 'make deps')")
@@ -459,13 +483,22 @@ def build_libvirt(cfg):
     return cached_part("libvirt", key, fill)
 
 
-def build_payload(payload_dir, devmap, out):
-    """Per-run part: /init, the project's files and the libraries they need."""
+def build_payload(payload_dir, devmap, profile, out):
+    """Per-run part: /init, the project's files and the libraries they need,
+    and what the check scenario runs: the host profile and the selftests
+    table (../boots.toml)."""
+    try:
+        table = boots.Table()
+    except boots.TableError as e:
+        die(str(e))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         copy_into(root, HERE / "guest/init", "init")
         (root / "etc/kvmai").mkdir(parents=True)
         (root / "etc/kvmai/topology").write_text("".join(f"{l}\n" for l in devmap))
+        (root / "etc/kvmai/profile").write_text(f"{profile}\n")
+        (root / "etc/kvmai/selftests").write_text("".join(f"{l}\n"
+                                                          for l in table.guest_lines()))
         # Users a VMM is started as (kvmaictl pmu exec --user nobody --group
         # kvm), and the group /init gives /dev/kvm to, as Debian's udev does.
         (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n"
@@ -473,6 +506,7 @@ def build_payload(payload_dir, devmap, out):
         (root / "etc/group").write_text("root:x:0:\nkvm:x:108:\nnogroup:x:65534:\n")
         shutil.copytree(HERE / "guest", root / "kvmai/vmhost")
         shutil.copytree(HERE / "scenarios", root / "kvmai/scenarios")
+        shutil.copytree(HERE / "l2", root / "kvmai/l2", ignore=shutil.ignore_patterns("*.c"))
         elves = []
         if payload_dir:
             # Symlinks stay symlinks: recorded sysfs trees are made of them.
@@ -487,10 +521,7 @@ def build_payload(payload_dir, devmap, out):
 
 def boot(args):
     topo = Topology(args.topology)
-    # libvirt starts its domains under KVM: a host that can run guests.
-    args.nested = args.nested or args.libvirt or args.uncore_guests
-    if args.nested:
-        topo.nested_machine(args.uncore_guests)
+    parts = topo.use_profile(args.profile)
     kernel = Kernel(args.kernel_dir)
     qargs, devmap = topo.qemu_args(args.tcg_thread)
 
@@ -503,26 +534,27 @@ def boot(args):
     t0 = time.monotonic()
     base = build_base(kernel, topo.machine.get("modules", []))
     payload = work / "payload.cpio.gz"
-    build_payload(args.payload, devmap, payload)
-    parts = [base, payload]
-    if args.nested:
+    build_payload(args.payload, devmap, args.profile, payload)
+    images = [base, payload]
+    if "l2" in parts:
         # L2 boots base + this run's payload too: both go in as files.
         l2 = work / "l2.cpio.gz"
-        nested = topo.cfg["nested"]
+        cfg = topo.cfg["l2"]
         with tempfile.TemporaryDirectory() as tmp:
             copy_into(Path(tmp), payload, "usr/share/kvmai-l2/payload.cpio.gz")
             (Path(tmp) / "etc/kvmai").mkdir(parents=True)
-            (Path(tmp) / "etc/kvmai/nested").write_text(
-                "".join(f"L2_{k.upper()}={nested[k]}\n"
+            (Path(tmp) / "etc/kvmai/l2").write_text(
+                "".join(f"L2_{k.upper()}={cfg[k]}\n"
                         for k in ("memory_mib", "cpus", "numa_nodes", "timeout_s")))
             cpio_gz(Path(tmp), l2)
-        parts += [build_nested(kernel, base, topo.cfg["nested"], args.kvmai_qemu), l2]
-    if args.libvirt:
-        parts.append(build_libvirt(topo.cfg["nested"]))
+        qemu = kvmai_qemu() if "kvmai-qemu" in parts else None
+        images += [build_l2(kernel, base, cfg, qemu), l2]
+    if "libvirt" in parts:
+        images.append(build_libvirt(topo.cfg["l2"]))
     initrd = work / "initrd.img"
     with open(initrd, "wb") as f:
-        for part in parts:
-            f.write(part.read_bytes())
+        for image in images:
+            f.write(image.read_bytes())
     t_initrd = time.monotonic() - t0
 
     append = f"{topo.machine['cmdline']} kvmai.scenario={args.scenario}"
@@ -584,7 +616,7 @@ def boot(args):
     qemu_log.close()
     qemu_out = (work / "qemu.log").read_bytes().decode(errors="replace").strip()
 
-    print(f"vmhost: {kernel.version}: /init at {init_at or '?'}s guest uptime, "
+    print(f"vmhost: {kernel.version} ({args.profile}): /init at {init_at or '?'}s guest uptime, "
           f"scenario '{args.scenario}' done after {elapsed:.1f}s wall", file=sys.stderr)
     if args.verbose or rc is None or rc:
         print(f"vmhost: console log: {console}", file=sys.stderr)
@@ -628,23 +660,18 @@ def main():
     ap.add_argument("--timeout", type=int, help="seconds (default: from the topology)")
     ap.add_argument("--tcg-thread", choices=("single", "multi"),
                     help="TCG threading (default: the topology's tcg_thread)")
-    ap.add_argument("--nested", action="store_true",
-                    help="let the emulated host run guests of its own (guest/l2-run)")
-    ap.add_argument("--kvmai-qemu", metavar="PATH",
-                    help="with --nested: kvm-ai's patched QEMU (tools/devenv/qemu.sh) for "
-                         "the emulated host, as /usr/libexec/kvmai/qemu-system-x86_64")
-    ap.add_argument("--uncore-guests", action="store_true",
-                    help="as --nested, on [nested]'s l1_uncore_cpu, for guests that use "
-                         "AMD's uncore PMU drivers")
-    ap.add_argument("--libvirt", action="store_true",
-                    help="add libvirtd, virsh and kvm-ai's hook (implies --nested)")
+    ap.add_argument("--profile", default="plain",
+                    help="host profile: [profile.NAME] of the topology (plain, nested, "
+                         "uncore-guests, libvirt)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--print-qemu-args", action="store_true",
                     help="print the machine's QEMU arguments and the device map, then exit")
     args = ap.parse_args()
 
     if args.print_qemu_args:
-        qargs, devmap = Topology(args.topology).qemu_args()
+        topo = Topology(args.topology)
+        topo.use_profile(args.profile)
+        qargs, devmap = topo.qemu_args(args.tcg_thread)
         print(shlex.join(qargs))
         print("\n".join(devmap))
         return 0

@@ -20,8 +20,8 @@ spec = importlib.util.spec_from_file_location("vmhost", SRC)
 vmhost = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(vmhost)
 
-# The last console lines of CI15's nested stage: the emulated host reset
-# while its L2 booted, and the last thing its kernel said was about L2.
+# The last console lines of an emulated host that reset while its L2
+# guest booted: the last thing its kernel said was about L2.
 TRIPLE_FAULT = """\
 [   14.160201] kvm_amd: Nested Virtualization enabled
 [   14.454164] kvm: kvm [451]: vcpu0, guest rIP: 0xffffffffac09e458 Unhandled WRMSR(0xc0010007) = 0xffff
@@ -37,9 +37,9 @@ OOPS = TRIPLE_FAULT + """\
 REBOOT = "[   15.0] reboot: Restarting system\n"
 
 
-# The console of a 6.12 nested stage on 2026-11-27: one emulated-host vCPU
-# stayed in L2 guest mode (the task is the L2 guest's QEMU) and the
-# watchdog said so every 28 s while neither port said anything else.
+# The console of an emulated host one of whose vCPUs stays in L2 guest
+# mode (the task is the L2 guest's QEMU): the watchdog says so every 28 s
+# while neither port says anything else.
 STUCK_IN_L2 = TRIPLE_FAULT + "".join(
     f"[  {t}.185] watchdog: BUG: soft lockup - CPU#1 stuck for {s}s! [qemu-system-x86:458]\n"
     for t, s in ((49, 26), (77, 52), (105, 78)))

@@ -41,7 +41,7 @@ K612=$CACHE/linux-6.12
 SUITE=bookworm
 
 # Lintian warnings that stay, each with its reason (the same list is in
-# Documentation/admin-guide/kvmai/packaging.rst).  Tags only; lint fails on
+# Documentation/dev/packaging.rst).  Tags only; lint fails on
 # any other warning and on every error.
 #
 #   initial-upload-closes-no-bugs  (both packages) The first changelog entry

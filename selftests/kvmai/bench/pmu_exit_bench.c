@@ -24,22 +24,24 @@
 #include <linux/kvm.h>
 #include <linux/kvmai.h>
 
-#include "../lib/kvmai_test.h"
+#include "lib/sys.h"
+#include "lib/module.h"
+#include "lib/pmu.h"
+#include "lib/vm.h"
 
 struct tally {
-	uint64_t exits, to_user, ns;
+	__u64 exits, to_user, ns;
 };
 
-static int rounds(struct kt_vm *vm, enum kt_op op, uint16_t n, int r,
-		  struct tally *t)
+static int rounds(struct kt_vm *vm, enum kt_op op, __u32 n, int r, struct tally *t)
 {
-	uint32_t what = op == KT_RDPMC ? KT_MOCK_L3_RDPMC0 : KT_MOCK_L3_CTR0;
+	__u32 what = op == KT_RDPMC ? KT_MOCK_L3_RDPMC0 : KT_MOCK_L3_CTR0;
 	struct kt_counts c;
 	int i, ret;
 
 	*t = (struct tally){};
 	for (i = 0; i < r; i++) {
-		ret = kt_vm_run(vm, what, n, op, 0, &c);
+		ret = _test_cmd_vm_run(vm, what, n, op, 0, &c);
 		if (ret)
 			return ret;
 		if (c.gp)
@@ -68,29 +70,32 @@ int main(int argc, char **argv)
 				  .units = { KT_MOCK_L3 } };
 	struct kt_pmu_req rel = { .cmd = KVMAI_CMD_PMU_RELEASE, .vm = "bench" };
 	long n = argc > 1 ? strtol(argv[1], NULL, 0) : 2000;
-	int r = argc > 2 ? atoi(argv[2]) : 5, family, ret;
+	int r = argc > 2 ? atoi(argv[2]) : 5, ret;
 	struct tally intercepted, owned, rdpmc;
-	char pkg0[64], ext[256];
-	struct nl_sock *sk;
-	struct kt_vm vm;
+	struct kt_nl nl;
+	struct kt_vm *vm;
+	char pkg0[64];
 
-	if (n < 1 || n > 65535 || r < 1) {
-		fprintf(stderr, "usage: pmu_exit_bench [READS (1-65535) [ROUNDS]]\n");
+	if (n < 1 || n > 1000000 || r < 1) {
+		fprintf(stderr, "usage: pmu_exit_bench [READS (1-1000000) [ROUNDS]]\n");
 		return 2;
 	}
-	if (kvmai_module_load() || kvmai_mock_load()) {
+	if (_test_cmd_mod_load(KT_MOD_KVMAI, NULL) || _test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL)) {
 		fprintf(stderr, "pmu_exit_bench: cannot load kvmai or its mock provider\n");
 		return 1;
 	}
-	sk = kvmai_genl_open(&family);
-	if (!sk || kt_package_cpus(0, pkg0, sizeof(pkg0)) <= 0 || kt_pin(pkg0) ||
-	    kt_vm_create(&vm)) {
-		fprintf(stderr, "pmu_exit_bench: no kvmai family, package 0 or KVM guest\n");
+	if (kt_nl_open(&nl) || kt_cpu_package(0, pkg0, sizeof(pkg0)) <= 0 || kt_cpu_pin(pkg0)) {
+		fprintf(stderr, "pmu_exit_bench: no kvmai family or package 0\n");
 		return 1;
 	}
 	req.cpus = pkg0;
+	vm = kt_vm_create(0);
+	if (!vm) {
+		fprintf(stderr, "pmu_exit_bench: no KVM guest\n");
+		return 1;
+	}
 
-	ret = rounds(&vm, KT_RDMSR, n, r, &intercepted);
+	ret = rounds(vm, KT_RDMSR, n, r, &intercepted);
 	if (ret) {
 		fprintf(stderr, "pmu_exit_bench: guest failed: %d\n", ret);
 		return 1;
@@ -99,28 +104,29 @@ int main(int argc, char **argv)
 	       n, KT_MOCK_L3_CTR0, r);
 	show("rdmsr, unowned", &intercepted, n * r, NULL);
 
-	if (!kt_kvm_has_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH)) {
+	if (kt_kvm_check_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH) <= 0) {
 		printf("pmu_exit_bench: owned: n/a, KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH\n");
 		return 0;
 	}
-	*ext = 0;
-	if (kt_pmu_request(sk, family, &req, NULL, 0, NULL, ext, sizeof(ext)) ||
-	    (ret = kt_vm_uncore(&vm, "bench", KT_MOCK_L3, false))) {
+	ret = _test_cmd_pmu(&nl, &req, NULL);
+	if (!ret)
+		ret = _test_cmd_vm_attach(vm, "bench", KT_MOCK_L3);
+	if (ret) {
 		fprintf(stderr, "pmu_exit_bench: cannot own %s: %s\n", KT_MOCK_L3,
-			*ext ? ext : strerror(-ret));
+			*nl.ext ? nl.ext : strerror(-ret));
 		return 1;
 	}
-	ret = rounds(&vm, KT_RDMSR, n, r, &owned);
+	ret = rounds(vm, KT_RDMSR, n, r, &owned);
 	if (!ret)
-		ret = rounds(&vm, KT_RDPMC, n, r, &rdpmc);
-	kt_pmu_request(sk, family, &rel, NULL, 0, NULL, NULL, 0);
+		ret = rounds(vm, KT_RDPMC, n, r, &rdpmc);
+	_test_cmd_pmu(&nl, &rel, NULL);
 	if (ret) {
 		fprintf(stderr, "pmu_exit_bench: guest failed: %d\n", ret);
 		return 1;
 	}
 	show("rdmsr, owned", &owned, n * r, &intercepted);
 	show("rdpmc, owned (in KVM)", &rdpmc, n * r, &intercepted);
-	kt_vm_destroy(&vm);
-	kvmai_genl_close(sk);
+	kt_vm_destroy(vm);
+	kt_nl_close(&nl);
 	return 0;
 }

@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kvmai_test.h"
+#include "l2.h"
 
-long kt_kvm_vm_stat(const char *name)
+long kt_l2_stat(const char *name)
 {
 	char pattern[128];
 	long val = -1;
@@ -35,43 +35,23 @@ long kt_kvm_vm_stat(const char *name)
 	return val;
 }
 
-void kt_exits_now(struct kt_exits *e)
+void kt_l2_exits_now(struct kt_l2_exits *e)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	e->t = ts.tv_sec + ts.tv_nsec / 1e9;
-	e->io = kt_kvm_vm_stat("io_exits");
-	e->mmio = kt_kvm_vm_stat("mmio_exits");
-	e->all = kt_kvm_vm_stat("exits");
+	e->io = kt_l2_stat("io_exits");
+	e->mmio = kt_l2_stat("mmio_exits");
+	e->all = kt_l2_stat("exits");
 }
 
-bool kt_exits_window(struct kt_exits *from, struct kt_exits *to, unsigned int start_us,
-		     unsigned int len_us)
+bool kt_l2_exits_window(struct kt_l2_exits *from, struct kt_l2_exits *to,
+			unsigned int start_us, unsigned int len_us)
 {
 	usleep(start_us);
-	kt_exits_now(from);
+	kt_l2_exits_now(from);
 	usleep(len_us);
-	kt_exits_now(to);
+	kt_l2_exits_now(to);
 	return true;
-}
-
-long kt_slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return n;
-}
-
-bool kt_file_has(const char *path, const char *line)
-{
-	static char buf[65536];
-
-	return kt_slurp(path, buf, sizeof(buf)) >= 0 && strstr(buf, line);
 }

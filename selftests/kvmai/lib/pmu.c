@@ -15,7 +15,7 @@
 
 #include <linux/kvmai.h>
 
-#include "kvmai_test.h"
+#include "pmu.h"
 
 static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 {
@@ -25,26 +25,26 @@ static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 	memset(u, 0, sizeof(*u));
 	u->hotplug_scrubs = -1;
 	nla_for_each_nested(a, nest, rem) {
-		if (nla_type(a) == KVMAI_A_UNIT_OFFLINE_PACKAGE && kt_get_u32(a) < 32)
-			u->offline_pkgs |= 1u << kt_get_u32(a);
+		if (nla_type(a) == KVMAI_A_UNIT_OFFLINE_PACKAGE && kt_nla_u32(a) < 32)
+			u->offline_pkgs |= 1u << kt_nla_u32(a);
 		if (nla_type(a) != KVMAI_A_UNIT_MSR ||
 		    nla_parse_nested(r, KVMAI_A_MSR_RANGE_MAX, a, NULL))
 			continue;
 		u->nmsr++;
 		if (!u->counter_msr && r[KVMAI_A_MSR_RANGE_READ])
-			u->counter_msr = kt_get_u32(r[KVMAI_A_MSR_RANGE_BASE]);
+			u->counter_msr = kt_nla_u32(r[KVMAI_A_MSR_RANGE_BASE]);
 	}
 	if (nla_parse_nested(tb, KVMAI_A_UNIT_MAX, nest, NULL))
 		return;
-	kt_get_str(u->name, sizeof(u->name), tb[KVMAI_A_UNIT_NAME]);
-	kt_get_str(u->vm, sizeof(u->vm), tb[KVMAI_A_UNIT_VM]);
-	u->type = kt_get_u32(tb[KVMAI_A_UNIT_TYPE]);
-	u->ranges = kt_get_u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
-	u->host_events = kt_get_u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
+	kt_nla_str(u->name, sizeof(u->name), tb[KVMAI_A_UNIT_NAME]);
+	kt_nla_str(u->vm, sizeof(u->vm), tb[KVMAI_A_UNIT_VM]);
+	u->type = kt_nla_u32(tb[KVMAI_A_UNIT_TYPE]);
+	u->ranges = kt_nla_u32(tb[KVMAI_A_UNIT_MSR_RANGES]);
+	u->host_events = kt_nla_u32(tb[KVMAI_A_UNIT_HOST_EVENTS]);
 	u->core_select = !!tb[KVMAI_A_UNIT_CORE_SELECT];
-	u->scope = kt_get_u32(tb[KVMAI_A_UNIT_SCOPE]);
+	u->scope = kt_nla_u32(tb[KVMAI_A_UNIT_SCOPE]);
 	if (tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS])
-		u->hotplug_scrubs = kt_get_u32(tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS]);
+		u->hotplug_scrubs = kt_nla_u32(tb[KVMAI_A_UNIT_HOTPLUG_SCRUBS]);
 }
 
 static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
@@ -59,7 +59,7 @@ static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
 	nla_for_each_attr(a, genlmsg_attrdata(gnlh, 0), genlmsg_attrlen(gnlh, 0), rem) {
 		switch (nla_type(a)) {
 		case KVMAI_A_PMU_VM:
-			kt_get_str(p->vm, sizeof(p->vm), a);
+			kt_nla_str(p->vm, sizeof(p->vm), a);
 			break;
 		case KVMAI_A_PMU_CORE:
 			p->core = true;
@@ -74,7 +74,7 @@ static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
 			p->pid = nla_get_u32(a);
 			break;
 		case KVMAI_A_PMU_CPUS:
-			kt_get_str(p->cpus, sizeof(p->cpus), a);
+			kt_nla_str(p->cpus, sizeof(p->cpus), a);
 			break;
 		case KVMAI_A_PMU_PACKAGE:
 			if (p->npkgs < 8)
@@ -128,17 +128,21 @@ static void fill_pmu_req(struct nl_msg *msg, const void *arg)
 		nla_put_flag(msg, KVMAI_A_PMU_BIND_SOCKET);
 }
 
-int kt_pmu_request(struct nl_sock *sk, int family, const struct kt_pmu_req *req,
-		   struct kt_pmu *out, int max, int *n, char *ext, size_t ext_len)
+int _test_cmd_pmu_dump(struct kt_nl *nl, const struct kt_pmu_req *req,
+		       struct kt_pmu *out, int max, int *n)
 {
 	struct pmu_ctx c = { .out = out, .max = max };
 	int ret;
 
-	ret = kt_exchange(sk, family, req->cmd, req->dump, fill_pmu_req, req, on_pmu, &c,
-			  ext, ext_len);
+	ret = kt_nl_exchange(nl, req->cmd, req->dump, fill_pmu_req, req, on_pmu, &c);
 	if (!ret && n)
 		*n = c.n;
 	return ret;
+}
+
+int _test_cmd_pmu(struct kt_nl *nl, const struct kt_pmu_req *req, struct kt_pmu *out)
+{
+	return _test_cmd_pmu_dump(nl, req, out, out ? 1 : 0, NULL);
 }
 
 static int on_host(struct nl_msg *msg, void *arg)
@@ -166,10 +170,10 @@ static int on_host(struct nl_msg *msg, void *arg)
 			    nla_parse_nested(tb, KVMAI_A_CONFLICT_MAX, a, NULL))
 				break;
 			c = &h->conflicts[h->nconflicts++];
-			kt_get_str(c->pmu, sizeof(c->pmu), tb[KVMAI_A_CONFLICT_PMU]);
-			kt_get_str(c->comm, sizeof(c->comm), tb[KVMAI_A_CONFLICT_COMM]);
-			c->cpu = kt_get_u32(tb[KVMAI_A_CONFLICT_CPU]);
-			c->pid = kt_get_u32(tb[KVMAI_A_CONFLICT_PID]);
+			kt_nla_str(c->pmu, sizeof(c->pmu), tb[KVMAI_A_CONFLICT_PMU]);
+			kt_nla_str(c->comm, sizeof(c->comm), tb[KVMAI_A_CONFLICT_COMM]);
+			c->cpu = kt_nla_u32(tb[KVMAI_A_CONFLICT_CPU]);
+			c->pid = kt_nla_u32(tb[KVMAI_A_CONFLICT_PID]);
 			if (tb[KVMAI_A_CONFLICT_CONFIG])
 				c->config = nla_get_u64(tb[KVMAI_A_CONFLICT_CONFIG]);
 			break;
@@ -182,12 +186,10 @@ static int on_host(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-int kt_pmu_host(struct nl_sock *sk, int family, struct kt_pmu_host *out,
-		char *ext, size_t ext_len)
+int _test_cmd_pmu_host(struct kt_nl *nl, struct kt_pmu_host *out)
 {
 	memset(out, 0, sizeof(*out));
-	return kt_exchange(sk, family, KVMAI_CMD_PMU_HOST_GET, false, NULL, NULL,
-			   on_host, out, ext, ext_len);
+	return kt_nl_exchange(nl, KVMAI_CMD_PMU_HOST_GET, false, NULL, NULL, on_host, out);
 }
 
 static int on_ntf(struct nl_msg *msg, void *arg)
@@ -200,13 +202,13 @@ static int on_ntf(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-int kt_pmu_receive(struct nl_sock *sk, struct kt_pmu *out, int timeout_ms)
+int kt_nl_receive_pmu(struct kt_nl *nl, struct kt_pmu *out, int timeout_ms)
 {
 	struct pmu_ctx c = { .out = out, .max = 1 };
 	int ret;
 
 	while (!c.n) {
-		ret = kt_poll(sk, on_ntf, &c, timeout_ms);
+		ret = kt_nl_poll(nl, on_ntf, &c, timeout_ms);
 		if (ret <= 0)
 			return ret;
 	}
@@ -251,38 +253,7 @@ int kt_perf_try(const char *pmu, int cpu, bool exclude_guest)
 	return 0;
 }
 
-int kt_package_cpus(int cpu, char *list, size_t len)
-{
-	char path[128];
-	int a, b, n = 0;
-	FILE *f;
-	char *p;
-
-	snprintf(path, sizeof(path),
-		 "/sys/devices/system/cpu/cpu%d/topology/package_cpus_list", cpu);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(list, len, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	list[strcspn(list, "\n")] = '\0';
-	for (p = list; *p; ) {
-		if (sscanf(p, "%d-%d", &a, &b) == 2)
-			n += b - a + 1;
-		else if (sscanf(p, "%d", &a) == 1)
-			n++;
-		p += strcspn(p, ",");
-		if (*p == ',')
-			p++;
-	}
-	return n;
-}
-
-int kt_mock_reg(const char *unit, unsigned int pkg, uint32_t msr,
-		uint64_t *val, long *writes)
+int kt_mock_pmu_reg(const char *unit, unsigned int pkg, __u32 msr, __u64 *val, long *writes)
 {
 	unsigned long long v;
 	unsigned int p, m;

@@ -1,44 +1,58 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Run every selftest binary in /kvmai/selftests.  Each test's KTAP output is
-# framed so the host can count cases per binary and notice a crash:
+# Run the selftests of this boot: the binaries of /kvmai/selftests that
+# selftests/boots.toml gives to the host profile the emulated host was
+# booted with (vmhost.py writes the table to /etc/kvmai/selftests, the
+# profile to /etc/kvmai/profile), in glob order, then kernel_health.  Each
+# test's KTAP output is framed so the host can count cases per binary and
+# notice a crash:
 #   # kvmai-selftest: NAME
 #   ...KTAP...
 #   # kvmai-selftest-exit: NAME RC
-# Exits non-zero if any binary did.  SELFTESTS= on the kernel command line
-# (kvmai.selftests=a,b) narrows the set; nested_* run only where the host
-# can run guests of its own.
+# Exits non-zero if any binary did.  kvmai.selftests=a,b on the kernel
+# command line runs those instead, whatever their profile; kernel_health
+# then only runs if it is named.
 
 only=
 for arg in $(cat /proc/cmdline); do
 	case $arg in kvmai.selftests=*) only=$(echo "${arg#kvmai.selftests=}" | tr , ' ') ;; esac
 done
+profile=$(cat /etc/kvmai/profile)
+
+# The table's line for binary $1: "PROFILE [MODULE...]", or nothing.
+entry() {
+	while read -r pattern where modules; do
+		# shellcheck disable=SC2254 # the table's names are patterns
+		case $1 in $pattern)
+			echo "$where $modules"
+			return
+			;;
+		esac
+	done </etc/kvmai/selftests
+}
 
 rc=0
 for t in /kvmai/selftests/*; do
 	name=${t##*/}
-	if [ -n "$only" ] && ! echo " $only " | grep -q " $name "; then
+	# shellcheck disable=SC2046 # a list of words
+	set -- $(entry "$name")
+	if [ -n "$only" ]; then
+		echo " $only " | grep -q " $name " || continue
+	elif [ "${1:-}" != "$profile" ]; then
 		continue
 	fi
-	# Guests of the emulated host exist only in a host booted for them
-	# (vmhost.py --nested), which check.py does in stages of their own.
-	# libvirt_* likewise need libvirtd (vmhost.py --libvirt).
-	case $name in
-	nested_*) [ -d /usr/share/kvmai-l2 ] || continue ;;
-	libvirt_*) [ -x /usr/sbin/libvirtd ] || continue ;;
-	esac
-	# The series' KVM selftest (kvm_*, patched kernel only) finds a unit
-	# offered to guests but reserved by nobody when the mock provider is
-	# in: it then checks that KVM refuses it to a VMM without a reservation.
-	mock=
-	case $name in
-	kvm_*) insmod /kvmai/kvmai_mock_pmu.ko 2>/dev/null && mock=1 ;;
-	esac
+	[ $# -eq 0 ] || shift
+	loaded=
+	for m in "$@"; do
+		insmod "/kvmai/$m.ko" 2>/dev/null && loaded="$m $loaded"
+	done
 	echo "# kvmai-selftest: $name"
 	"$t"
 	r=$?
-	[ -z "$mock" ] || rmmod kvmai_mock_pmu
+	for m in $loaded; do
+		rmmod "$m"
+	done
 	echo "# kvmai-selftest-exit: $name $r"
 	# 4 is KSFT_SKIP: a binary whose every case skipped.
 	[ $r -eq 0 ] || [ $r -eq 4 ] || rc=1

@@ -4,7 +4,7 @@
 # Emulator diagnostic: which clock and timer devices the host kernel uses,
 # then timer_probe on every vCPU (kvmai.probe=SECONDS[,PERIOD_US] on the
 # kernel command line, default 60 s).  Figures, never pass/fail; see
-# Documentation/admin-guide/kvmai/emulated-host.rst, "Timer stalls".
+# Documentation/dev/emulated-host.rst, "Timer stalls".
 
 secs=60 period=2000
 for arg in $(cat /proc/cmdline); do

@@ -3,6 +3,6 @@
 #
 # kvmaictl's view of a guest of the emulated host: its GPUs, NICs, their
 # NUMA nodes and the path class of every pair, as JSON on one line; then
-# what l2-probe prints (each PCI device's bus id, NUMA node and sysfs path).
+# what probe.sh prints (each PCI device's bus id, NUMA node and sysfs path).
 /kvmai/bin/kvmaictl -j topo
-exec /kvmai/scenarios/l2-probe.sh
+exec /kvmai/l2/probe.sh

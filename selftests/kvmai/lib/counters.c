@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The counters device (kmod/counters.c) as the operator creates it and as
- * a VMM opens it: through the mdev sysfs interface and VFIO, the way QEMU
+ * The module's counters devices as the operator creates them and as
+ * a VMM opens them: through the mdev sysfs interface and VFIO, the way QEMU
  * does for -device vfio-pci,sysfsdev=.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +17,18 @@
 
 #include <linux/vfio.h>
 
-#include "kvmai_test.h"
+#include "counters.h"
+#include "sys.h"
 
 long kt_mock_counters_param(const char *name)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "/sys/module/kvmai_mock_counters/parameters/%s", name);
-	return sysfs_read_long(path);
+	return kt_sysfs_read_long(path);
 }
 
-int kt_ctrdev_create(const char *unit, char *uuid, size_t len)
+int _test_cmd_ctrdev_create(const char *unit, char *uuid, size_t len)
 {
 	char path[256], buf[64] = "";
 	FILE *f = fopen("/proc/sys/kernel/random/uuid", "r");
@@ -42,26 +45,34 @@ int kt_ctrdev_create(const char *unit, char *uuid, size_t len)
 	snprintf(path, sizeof(path),
 		 "/sys/class/mdev_bus/kvmai-%s.0/mdev_supported_types/kvmai-counters/create",
 		 unit);
-	return sysfs_write_ret(path, uuid);
+	return kt_sysfs_write(path, uuid);
 }
 
-int kt_ctrdev_remove(const char *uuid)
+int _test_cmd_ctrdev_remove(const char *uuid)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/remove", uuid);
 	if (access(path, F_OK))
 		return 0;
-	return sysfs_write_ret(path, "1");
+	return kt_sysfs_write(path, "1");
 }
 
 void kt_ctrdev_remove_all(void)
 {
-	char cmd[] = "for d in /sys/bus/mdev/devices/*; do "
-		     "[ -e \"$d/kvmai\" ] && echo 1 > \"$d/remove\"; done 2>/dev/null";
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dir = opendir("/sys/bus/mdev/devices");
 
-	if (system(cmd))
-		return;
+	while (dir && (d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/kvmai", d->d_name);
+		if (d->d_name[0] == '.' || access(path, F_OK))
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/remove", d->d_name);
+		kt_sysfs_write(path, "1");
+	}
+	if (dir)
+		closedir(dir);
 }
 
 int kt_ctrdev_attr(const char *uuid, const char *attr, char *buf, size_t len)
@@ -85,7 +96,9 @@ int kt_vfio_open(const char *uuid, struct kt_vfio *v)
 	char path[160], link[160];
 	ssize_t n;
 
-	v->container = v->group = v->device = -1;
+	v->container = -1;
+	v->group = -1;
+	v->device = -1;
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/iommu_group", uuid);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
@@ -117,7 +130,9 @@ void kt_vfio_close(struct kt_vfio *v)
 		close(v->group);
 	if (v->container >= 0)
 		close(v->container);
-	v->container = v->group = v->device = -1;
+	v->container = -1;
+	v->group = -1;
+	v->device = -1;
 }
 
 int kt_vfio_region(const struct kt_vfio *v, unsigned int index, struct vfio_region_info *info)
@@ -126,13 +141,4 @@ int kt_vfio_region(const struct kt_vfio *v, unsigned int index, struct vfio_regi
 	info->argsz = sizeof(*info);
 	info->index = index;
 	return ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, info) ? -errno : 0;
-}
-
-bool kt_kmsg_has(const char *needle)
-{
-	static char out[65536];
-
-	if (run_capture("dmesg | tail -n 40", out, sizeof(out)) < 0)
-		return false;
-	return strstr(out, needle) != NULL;
 }

@@ -7,7 +7,7 @@
 # while after the second, so that its VM's KVM statistics are still there.
 echo "KVMAI-CTR begin write"
 sleep 1
-/kvmai/guest/ctr_reads write 4
+/kvmai/l2/ctr_reads write 4
 echo "ctr_reads-exit $?"
 echo "KVMAI-CTR end write"
 sleep 3

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# A guest of the emulated host given a kvmai counters device (nested_test.c
+# A guest of the emulated host given a kvmai counters device (nested_counters_test.c
 # drives it from the host): kvmaistat's rates; then read loops whose exits
 # the host counts from its KVM statistics, each announced by a line the
 # host waits for and started a second later (none: the same loop without
@@ -12,7 +12,7 @@ echo "kvmaistat-exit $?"
 for mode in none mapped pio; do
 	echo "KVMAI-CTR begin $mode"
 	sleep 1
-	/kvmai/guest/ctr_reads $mode 4
+	/kvmai/l2/ctr_reads $mode 4
 	sleep 1
 done
 echo "KVMAI-CTR revoke-now"

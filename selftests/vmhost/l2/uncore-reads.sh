@@ -12,13 +12,13 @@ ctr=0xc0010231
 for mode in none msr; do
 	echo "KVMAI-UNCORE begin $mode"
 	sleep 1
-	/kvmai/guest/msr_reads $mode 4 $ctr | sed 's/^/KVMAI-UNCORE /'
+	/kvmai/l2/msr_reads $mode 4 $ctr | sed 's/^/KVMAI-UNCORE /'
 	sleep 1
 done
 echo "KVMAI-UNCORE revoke-now"
 sleep 3
 echo "KVMAI-UNCORE begin revoked"
 sleep 1
-/kvmai/guest/msr_reads msr 4 $ctr | sed 's/^/KVMAI-UNCORE revoked /'
+/kvmai/l2/msr_reads msr 4 $ctr | sed 's/^/KVMAI-UNCORE revoked /'
 sleep 1
 echo "KVMAI-UNCORE done"

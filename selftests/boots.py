@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The table of boots (boots.toml): which stage boots which kernel and host
+profile, and where each selftest runs.
+
+check.py and vmhost.py import it; selftests/Makefile runs it for the lists
+of selftests to build:
+
+  boots.py tests host|boot   selftests of the build machine, or of the boots
+  boots.py list              every stage with its kernel, profile and selftests
+"""
+
+import fnmatch
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TABLE = HERE / "boots.toml"
+TOPOLOGY = HERE / "vmhost/aihost.toml"
+KERNELS = ("6.12", "patched")
+# check.py's stages that run on the build machine.
+BUILD_STAGES = ("unit", "spec", "host", "product", "patches", "deb")
+
+
+class TableError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Boot:
+    name: str
+    kernel: str
+    profile: str
+    default: bool
+    beside: tuple
+
+
+@dataclass(frozen=True)
+class Selftest:
+    name: str           # a binary's name, or a glob pattern
+    where: str          # "host" or a host profile
+    load: tuple         # modules the check scenario inserts around it
+
+
+class Table:
+    def __init__(self, path=TABLE, topology=TOPOLOGY):
+        with open(path, "rb") as f:
+            cfg = tomllib.load(f)
+        with open(topology, "rb") as f:
+            profiles = tomllib.load(f).get("profile", {})
+        self.first = tuple(cfg.get("check", {}).get("first", ()))
+        self.boots = {}
+        for name, b in cfg.get("boot", {}).items():
+            boot = Boot(name, b.get("kernel"), b.get("profile"), b.get("default", True),
+                        tuple(b.get("beside", ())))
+            if boot.kernel not in KERNELS:
+                raise TableError(f"boot {name}: kernel must be one of {', '.join(KERNELS)}")
+            if boot.profile not in profiles:
+                raise TableError(f"boot {name}: no [profile.{boot.profile}] in {topology}")
+            for s in boot.beside:
+                if s not in BUILD_STAGES:
+                    raise TableError(f"boot {name}: beside: '{s}' is no build-machine stage")
+            if name in BUILD_STAGES:
+                raise TableError(f"boot {name}: the name of a build-machine stage")
+            self.boots[name] = boot
+        for s in self.first:
+            if s not in BUILD_STAGES:
+                raise TableError(f"[check] first: '{s}' is no build-machine stage")
+        self.selftests = {}
+        for name, v in cfg.get("selftests", {}).items():
+            if isinstance(v, str):
+                v = {"profile": v}
+            where = v.get("profile")
+            if where != "host" and where not in profiles:
+                raise TableError(f"selftest {name}: no [profile.{where}] in {topology}")
+            self.selftests[name] = Selftest(name, where, tuple(v.get("load", ())))
+
+    def stages(self):
+        """Every stage name check.py knows: its own, then the boots."""
+        return list(BUILD_STAGES) + list(self.boots)
+
+    def default_stages(self):
+        """'make check': the first stages, then each default boot with the
+        stages beside it, as check.py --stages takes them."""
+        steps = list(self.first)
+        steps += ["+".join((b.name,) + b.beside) for b in self.boots.values() if b.default]
+        return ",".join(steps)
+
+    def of(self, where):
+        """The selftests (names or patterns) that run @where."""
+        return [t.name for t in self.selftests.values() if t.where == where]
+
+    def guest_lines(self):
+        """The table as the check scenario reads it: 'PATTERN PROFILE [MODULE...]'."""
+        return [" ".join((t.name, t.where) + t.load) for t in self.selftests.values()
+                if t.where != "host"]
+
+    def built(self, where):
+        """The selftests selftests/Makefile builds: of the build machine
+        (@where "host") or of the boots ("boot"), patterns left out.  Each
+        must have a source, and each source an entry."""
+        names = [t.name for t in self.selftests.values()
+                 if (t.where == "host") == (where == "host") and not is_pattern(t.name)]
+        for name in names:
+            if not (HERE / f"kvmai/{name}.c").exists() and \
+                    not (HERE / f"vmhost/{name}.py").exists():
+                raise TableError(f"selftest {name}: no kvmai/{name}.c or vmhost/{name}.py")
+        for src in sorted((HERE / "kvmai").glob("*_test.c")):
+            if not any(fnmatch.fnmatchcase(src.stem, n) for n in self.selftests):
+                raise TableError(f"kvmai/{src.name} runs nowhere: add '{src.stem} = PROFILE' "
+                                 f"to [selftests]")
+        return names
+
+
+def is_pattern(name):
+    return any(c in name for c in "*?[")
+
+
+def main():
+    try:
+        table = Table()
+        if sys.argv[1:2] == ["tests"] and sys.argv[2:] in (["host"], ["boot"]):
+            print(" ".join(table.built(sys.argv[2])))
+        elif sys.argv[1:] == ["list"]:
+            for name in table.first:
+                print(f"{name:15} build machine")
+            for b in table.boots.values():
+                print(f"{b.name:15} {b.kernel:8} {b.profile:14} "
+                      f"{'make check' if b.default else 'on request':11} "
+                      f"{'beside ' + '+'.join(b.beside) if b.beside else ''}")
+                print(f"{'':15} {' '.join(table.of(b.profile))} kernel_health")
+        else:
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+    except TableError as e:
+        print(f"{TABLE}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
