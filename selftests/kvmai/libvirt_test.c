@@ -291,6 +291,19 @@ static void vcpu0_cpuset(const char *dom, char *cpus, size_t len)
 }
 
 /*
+ * What the kernel said last, where a group's words are not what the test
+ * expects: whether kvmai disabled the group (a member's ATS went off, its
+ * user closed it) and when.
+ */
+static void show_kernel_log(struct __test_metadata *_metadata)
+{
+	char log[8192];
+
+	kt_run("dmesg | grep -E 'kvmai|group |ACS control|vfio-pci' | tail -30", log, sizeof(log));
+	TH_LOG("the kernel's last words:\n%s", log);
+}
+
+/*
  * While vm1 runs: its group enabled with DT set on exactly the two ports
  * above gpu0 and nic0 (as lspci shows them), nothing else moved, and the
  * mock unit (and @nunits units in all) owned by vm1 for the QEMU libvirt
@@ -305,6 +318,7 @@ static void expect_running_units(struct __test_metadata *_metadata,
 	struct kt_pmu p = {};
 	char diff[1024], pinned[256];
 	pid_t pid = qemu_pid("vm1");
+	bool moved = false;
 
 	ASSERT_GT(pid, 0) TH_LOG("no /run/libvirt/qemu/vm1.pid");
 	ASSERT_EQ(0, get_group(self, "vm1-p2p", &g)) TH_LOG("%s", self->nl.ext);
@@ -315,12 +329,16 @@ static void expect_running_units(struct __test_metadata *_metadata,
 	EXPECT_EQ(2, kt_acs_diff(&self->before, &during, diff, sizeof(diff))) TH_LOG("%s", diff);
 	for (int i = 0; i < 2; i++) {
 		__u16 was = kt_dev_acs(&self->before, m[i]);
+		__u16 now = kt_dev_acs_now(m[i]);
 
-		EXPECT_EQ(was | PCI_ACS_DT, kt_dev_acs_now(m[i]))
+		EXPECT_EQ(was | PCI_ACS_DT, now)
 			TH_LOG("port %s of %s", kt_dev_port(m[i]), m[i]);
 		EXPECT_EQ(1, lspci_dt(kt_dev_port(m[i])))
 			TH_LOG("lspci: no DirectTrans+ on %s", kt_dev_port(m[i]));
+		moved |= now != (was | PCI_ACS_DT);
 	}
+	if (moved)
+		show_kernel_log(_metadata);
 	ASSERT_EQ(0, get_pmu(self, "vm1", &p)) TH_LOG("no PMU record of vm1: %s", self->nl.ext);
 	EXPECT_EQ((__u32)pid, p.pid);
 	ASSERT_EQ(nunits, p.nunits);
@@ -431,8 +449,7 @@ TEST_F_TIMEOUT(libvirt, libvirtd_restart_reconnects_lost_state, 300)
 	 * reconnect, this failed every time; CI had hit it by chance.
 	 */
 	ASSERT_EQ(0, kill(pid, SIGSTOP));
-	ASSERT_EQ(0, system("(sleep 5; kill -CONT $(cat /run/libvirt/qemu/vm1.pid)) "
-			    ">/dev/null 2>&1 &"));
+	ASSERT_EQ(0, system("(sleep 5; kill -CONT $(cat /run/libvirt/qemu/vm1.pid)) >&- 2>&- &"));
 	ASSERT_EQ(0, libvirtd_up());
 	ASSERT_EQ(0, reconnected("vm1", self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	dom_state("vm1", state, sizeof(state));
