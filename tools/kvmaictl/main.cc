@@ -1,8 +1,8 @@
 // kvmaictl: operator CLI for kvm-ai.
 #include <iostream>
 
-#include "cli.h"
-#include "genl_libnl.h"
+#include "cli/cli.h"
+#include "client/libnl.h"
 
 int main(int argc, char** argv) {
   const kvmaictl::Args args(argv + 1, argv + argc);

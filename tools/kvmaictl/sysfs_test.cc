@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "test_util.h"
+#include "testing/run.h"
 
 namespace kvmaictl {
 namespace {

@@ -1,6 +1,6 @@
 #include "tree_options.h"
 
-#include "cli.h"
+#include "cli/cli.h"
 
 namespace po = boost::program_options;
 

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "commands/group_print.h"
 #include "escape.h"
 #include "hook/metadata.h"
-#include "kvmai_group.h"
 #include "sysfs.h"
 
 namespace kvmaictl::hook {

@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "hook/host_config.h"
 
 namespace kvmaictl::hook {

@@ -10,10 +10,10 @@
 #include <map>
 #include <sstream>
 
-#include "group_fixture.h"
-#include "hook/hook_testing.h"
 #include "hook/metadata.h"
-#include "test_util.h"
+#include "testing/group_replies.h"
+#include "testing/hook.h"
+#include "testing/run.h"
 
 namespace kvmaictl::hook {
 namespace {

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "commands/group_print.h"
 #include "hook/metadata.h"
-#include "kvmai_group.h"
 
 namespace kvmaictl::hook {
 

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "hook/hook_testing.h"
 #include "hook/metadata.h"
+#include "testing/hook.h"
 
 namespace kvmaictl::hook {
 namespace {

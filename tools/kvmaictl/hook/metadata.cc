@@ -11,8 +11,8 @@
 #include <set>
 #include <utility>
 
-#include "kvmai_group.h"
-#include "pci_tree.h"
+#include "commands/group_print.h"
+#include "model/pci_tree.h"
 #include "vm/libvirt.h"
 
 namespace kvmaictl::hook {

@@ -15,11 +15,11 @@
 #include <set>
 #include <sstream>
 
-#include "hook/hook_testing.h"
 #include "sysfs.h"
-#include "test_util.h"
+#include "testing/hook.h"
+#include "testing/libxml2.h"
+#include "testing/run.h"
 #include "vm/libvirt.h"
-#include "xml/libxml2_testing.h"
 
 namespace kvmaictl::hook {
 namespace {

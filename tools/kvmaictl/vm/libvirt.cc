@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pci_tree.h"
-#include "print.h"
+#include "cli/print.h"
+#include "model/pci_tree.h"
 
 namespace kvmaictl {
 namespace {

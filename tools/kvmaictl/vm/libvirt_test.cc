@@ -20,9 +20,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "print.h"
-#include "test_util.h"
-#include "xml/libxml2_testing.h"
+#include "cli/print.h"
+#include "testing/libxml2.h"
+#include "testing/run.h"
 
 namespace kvmaictl {
 namespace {

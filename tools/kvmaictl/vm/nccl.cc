@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "print.h"
+#include "cli/print.h"
 #include "xml/xml.h"
 
 namespace kvmaictl {

@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "pci_tree.h"
+#include "model/pci_tree.h"
 #include "vm/plan.h"
 
 namespace kvmaictl {

@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
-#include "pci_tree.h"
-#include "test_util.h"
-#include "xml/libxml2_testing.h"
+#include "model/pci_tree.h"
+#include "testing/libxml2.h"
+#include "testing/run.h"
 
 namespace kvmaictl {
 namespace {

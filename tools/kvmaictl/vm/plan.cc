@@ -4,8 +4,8 @@
 #include <map>
 #include <set>
 
-#include "cli.h"
-#include "print.h"
+#include "cli/cli.h"
+#include "cli/print.h"
 
 namespace kvmaictl {
 namespace {

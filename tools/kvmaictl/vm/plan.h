@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "model/topology.h"
 #include "sysfs.h"
-#include "topology.h"
 
 namespace kvmaictl {
 

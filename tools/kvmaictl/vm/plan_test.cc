@@ -4,7 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "test_util.h"
+#include "testing/run.h"
 
 namespace kvmaictl {
 namespace {
