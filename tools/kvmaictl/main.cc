@@ -5,6 +5,6 @@
 #include "client/libnl.h"
 
 int main(int argc, char** argv) {
-  const kvmaictl::Args args(argv + 1, argv + argc);
-  return kvmaictl::run(args, std::cout, std::cerr, kvmaictl::connect_libnl);
+  const kvmai::kvmaictl::Args args(argv + 1, argv + argc);
+  return kvmai::kvmaictl::run(args, std::cout, std::cerr, kvmai::kvmaictl::connect_libnl);
 }

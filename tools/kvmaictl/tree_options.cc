@@ -4,7 +4,7 @@
 
 namespace po = boost::program_options;
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 std::string parse_tree_args(const std::vector<std::string>& args, TreeRoots& roots,
                             bool with_procfs) {
@@ -39,4 +39,4 @@ std::unique_ptr<TreeReader> open_procfs(const TreeRoots& roots) {
   return proc;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

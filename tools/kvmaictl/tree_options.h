@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "sysfs.h"
+#include "common/sysfs.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 struct TreeRoots {
   std::string sysfs = "/sys";
@@ -24,4 +24,4 @@ std::string parse_tree_args(const std::vector<std::string>& args, TreeRoots& roo
 std::unique_ptr<TreeReader> open_sysfs(const TreeRoots& roots);
 std::unique_ptr<TreeReader> open_procfs(const TreeRoots& roots);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

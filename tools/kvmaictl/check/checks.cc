@@ -15,7 +15,7 @@
 #include "model/perf_pmus.h"
 #include "tree_options.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 constexpr int kRecommendedMrrs = 4096;
@@ -918,4 +918,4 @@ std::vector<CheckResult> run_checks(const TreeReader& sys, const TreeReader& pro
   return results;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "common/sysfs.h"
 #include "model/topology.h"
-#include "sysfs.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 enum class Status { pass, warn, fail };
 std::string status_name(Status s);
@@ -28,4 +28,4 @@ std::vector<CheckResult> run_checks(const TreeReader& sys, const TreeReader& pro
 // The ids run_checks reports, in order.
 const std::vector<std::string>& check_ids();
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

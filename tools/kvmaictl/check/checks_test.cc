@@ -11,7 +11,7 @@
 #include "model/perf_pmus.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
@@ -429,4 +429,4 @@ TEST(Check, UnknownCheckNameIsUsageError) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

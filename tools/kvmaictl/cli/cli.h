@@ -18,7 +18,7 @@
 #include "cli/print.h"
 #include "client/genl.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // Wrong words or options: exit 2, usage on stderr.
 class UsageError : public std::runtime_error {
@@ -146,4 +146,4 @@ KeywordArgs parse_keywords(const Args& args, const std::vector<std::string_view>
 // writes to `out` and `err` is escaped (escape.h).
 int run(const Args& argv, std::ostream& out, std::ostream& err, const TransportFactory& connect);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -1,10 +1,8 @@
 #include "cli/print.h"
 
-#include <iomanip>
-#include <sstream>
 #include <stdexcept>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 Printer::Printer(std::ostream& out, Format format)
     : out_(out), format_(format), root_(Json::object()) {
@@ -156,14 +154,4 @@ void Printer::emit() {
   out_.flush();
 }
 
-std::string json_text(const Json& doc, int indent) {
-  return doc.dump(indent, ' ', true, Json::error_handler_t::replace);
-}
-
-std::string to_hex(std::uint64_t value, int digits) {
-  std::ostringstream s;
-  s << "0x" << std::hex << std::setw(digits) << std::setfill('0') << value;
-  return s.str();
-}
-
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

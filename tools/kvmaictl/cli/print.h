@@ -4,17 +4,16 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace kvmaictl {
+#include "common/format.h"
+#include "common/json.h"
 
-// Insertion-ordered, so output follows the order fields are printed in.
-using Json = nlohmann::ordered_json;
+namespace kvmai::kvmaictl {
 
 enum class Format { text, json, json_pretty };
 
@@ -89,13 +88,4 @@ class Printer {
   bool finished_ = false;
 };
 
-// `doc` as JSON text (`indent` as Json::dump's). ASCII only: a string that
-// came from elsewhere (a process's command name) may hold control bytes or
-// invalid UTF-8; the first are \u-escaped, the second replaced (U+FFFD)
-// instead of failing the whole output.
-std::string json_text(const Json& doc, int indent = -1);
-
-// "0x" and `value` in hex, zero-padded to `digits`.
-std::string to_hex(std::uint64_t value, int digits = 0);
-
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

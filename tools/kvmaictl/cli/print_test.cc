@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // The same calls for every format, as a command makes them.
@@ -78,4 +78,4 @@ TEST(Printer, UnbalancedCloseThrows) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -3,11 +3,11 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "escape.h"
+#include "common/escape.h"
 
 namespace po = boost::program_options;
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 std::vector<Object>& registry() {
@@ -358,4 +358,4 @@ int run(const Args& argv, std::ostream& raw_out, std::ostream& raw_err,
   return rc;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 template <typename T>
@@ -173,4 +173,4 @@ GenlError GenlError::transport(std::string_view what, std::string_view detail) {
   return {Kind::transport, 0, "", "netlink " + std::string(what) + ": " + std::string(detail)};
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // One attribute: its type and raw payload. `nested` marks a payload that is
 // itself an attribute stream (sent with NLA_F_NESTED).
@@ -121,4 +121,4 @@ class GenlTransport {
   virtual void receive(const std::function<bool(const GenlMessage&)>& on_message, int wake_fd) = 0;
 };
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 TEST(AttrSet, RoundTripsScalarsAndStrings) {
@@ -62,4 +62,4 @@ TEST(GenlError, KernelErrorCarriesExtackVerbatim) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -18,7 +18,7 @@
 #define SOL_NETLINK 270
 #endif
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using SockPtr = std::unique_ptr<nl_sock, decltype(&nl_socket_free)>;
@@ -263,4 +263,4 @@ std::unique_ptr<GenlTransport> connect_libnl(std::string_view family) {
   return std::make_unique<LibnlTransport>(std::move(sock), id, name);
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

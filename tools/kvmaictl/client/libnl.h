@@ -6,11 +6,11 @@
 
 #include "client/genl.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // Connects a generic netlink socket and resolves `family`. Throws
 // GenlError::family_not_found when the kernel does not know the family
 // (for kvmai: the module is not loaded).
 std::unique_ptr<GenlTransport> connect_libnl(std::string_view family);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

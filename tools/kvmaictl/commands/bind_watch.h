@@ -11,9 +11,9 @@
 
 #include "cli/cli.h"
 #include "client/genl.h"
-#include "stop_signals.h"
+#include "common/stop_signals.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 class BindWatch {
  public:
@@ -39,4 +39,4 @@ class BindWatch {
   std::optional<StopSignals> stop_;
 };
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

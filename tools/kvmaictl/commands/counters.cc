@@ -16,10 +16,10 @@
 
 #include "cli/cli.h"
 #include "commands/group_print.h"
-#include "sysfs.h"
+#include "common/sysfs.h"
 #include "tree_options.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // The mdev parent of a page is "kvmai-UNIT.PACKAGE", its one type
@@ -273,4 +273,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -8,7 +8,7 @@
 
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 namespace fs = std::filesystem;
@@ -184,4 +184,4 @@ TEST_F(CountersTest, DelRemovesOnlyCountersDevices) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

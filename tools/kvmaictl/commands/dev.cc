@@ -5,7 +5,7 @@
 #include "commands/group_print.h"
 #include "model/pci_tree.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // "DDDD:BB:DD.F", or "BB:DD.F" in domain 0, as DDDD:BB:DD.F in lower case.
@@ -39,4 +39,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

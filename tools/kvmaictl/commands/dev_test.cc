@@ -5,7 +5,7 @@
 #include "testing/group_replies.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::fake_kvmai;
@@ -86,4 +86,4 @@ TEST(Dev, WithoutModuleSaysSo) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

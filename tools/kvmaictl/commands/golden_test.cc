@@ -8,7 +8,7 @@
 
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::matches_golden;
@@ -75,4 +75,4 @@ TEST_P(Golden, MatchesFile) {
 INSTANTIATE_TEST_SUITE_P(Fixtures, Golden, ::testing::ValuesIn(all_cases()), case_name);
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

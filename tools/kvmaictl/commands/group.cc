@@ -6,7 +6,7 @@
 #include "commands/bind_watch.h"
 #include "commands/group_print.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 void print_groups(Context& ctx, const std::vector<GenlMessage>& groups) {
@@ -148,4 +148,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "model/pci_config.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 std::string opt_enum(const EnumNames& names, std::optional<std::uint32_t> value) {
@@ -262,4 +262,4 @@ std::vector<GenlMessage> join_group_parts(const std::vector<GenlMessage>& parts)
   return groups;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

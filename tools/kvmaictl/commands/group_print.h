@@ -12,7 +12,7 @@
 #include "cli/print.h"
 #include "client/genl.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // Members a group can hold, and needs to be enabled (p2p-groups.rst,
 // "Members"): the module's own limits, which the spec does not carry.
@@ -70,4 +70,4 @@ void print_group_summary(Printer& out, const AttrSet& group);
 // `continued`, same id) adds its members, ports and pairs to the first.
 std::vector<GenlMessage> join_group_parts(const std::vector<GenlMessage>& parts);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -7,7 +7,7 @@
 #include "testing/group_replies.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::fake_kvmai;
@@ -267,4 +267,4 @@ TEST(KvmaiCommands, KernelRefusalCarriesExtack) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

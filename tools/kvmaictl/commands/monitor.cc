@@ -5,11 +5,11 @@
 #include "cli/cli.h"
 #include "commands/group_print.h"
 #include "commands/pmu_print.h"
-#include "stop_signals.h"
+#include "common/stop_signals.h"
 
 namespace po = boost::program_options;
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // What a notification is about and what happened to it.
@@ -101,4 +101,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

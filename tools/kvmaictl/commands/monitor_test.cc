@@ -8,7 +8,7 @@
 #include "testing/pmu_replies.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::empty_group;
@@ -134,4 +134,4 @@ TEST(Monitor, WithoutModuleSaysSo) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

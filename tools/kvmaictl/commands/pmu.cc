@@ -15,7 +15,7 @@
 #include "model/perf_pmus.h"
 #include "tree_options.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // The word for the core PMU; every other resource word names a unit.
@@ -310,4 +310,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -30,7 +30,7 @@
 #include "commands/group_print.h"
 #include "commands/pmu_print.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 static_assert(KVMAI_DEV_VM_LEN == KVMAI_VM_LEN, "kvmai_dev.h and kvmai.h disagree on VM names");
@@ -578,4 +578,4 @@ void pmu_exec(const Args& args, Context& ctx, const UnitFdSourceFactory& open_so
   throw QuietExit(kExitCannotExec);
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

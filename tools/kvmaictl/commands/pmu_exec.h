@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "cli/cli.h"
-#include "unique_fd.h"
+#include "common/unique_fd.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // The first descriptor number handed over: the one after stderr.
 inline constexpr int kFirstUnitFd = 3;
@@ -117,4 +117,4 @@ std::vector<UniqueFd> place_fds(std::vector<UniqueFd> fds, int first = kFirstUni
 // reason" and throws QuietExit(kExitCannotExec).
 void pmu_exec(const Args& args, Context& ctx, const UnitFdSourceFactory& open_source);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

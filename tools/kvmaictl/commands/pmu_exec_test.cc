@@ -31,7 +31,7 @@
 #include "testing/pmu_replies.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::fake_kvmai;
@@ -753,4 +753,4 @@ TEST(PmuExecDeathTest, FailedExecExits127NamingTheCommand) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

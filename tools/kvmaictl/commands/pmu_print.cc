@@ -7,7 +7,7 @@
 
 #include "commands/group_print.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 void print_u32(Printer& out, std::string_view key, std::optional<std::uint32_t> value, Col col,
@@ -234,4 +234,4 @@ void print_pmu_host(Printer& out, const AttrSet& host, const MediatedPmu& kvm,
   out.newline();
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -16,7 +16,7 @@
 #include "client/genl.h"
 #include "model/perf_pmus.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // One VM's record: a block of lines in text ("vm NAME core yes ..." and a
 // line per unit, with `verbose` each unit's MSR ranges below it), an
@@ -56,4 +56,4 @@ auto pmu_module_call(F call) {
   }
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -9,7 +9,7 @@
 #include "testing/pmu_replies.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::fake_kvmai;
@@ -619,4 +619,4 @@ TEST(Pmu, HelpListsTheCommands) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -6,7 +6,7 @@
 #include "model/topology.h"
 #include "tree_options.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 std::optional<std::int64_t> opt64(std::optional<int> v) {
@@ -311,4 +311,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

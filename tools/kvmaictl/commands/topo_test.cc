@@ -6,7 +6,7 @@
 #include "model/pci_tree.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
@@ -203,4 +203,4 @@ TEST(Topo, VerboseTextShowsPortsAndAcs) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -4,7 +4,7 @@
 #include "cli/cli.h"
 #include "commands/group_print.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 void show(const Args& args, Context& ctx) {
@@ -60,4 +60,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -7,7 +7,7 @@
 #include "testing/fake_transport.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::FakeTransport;
@@ -148,4 +148,4 @@ TEST(Version, ExtraArgumentIsUsageError) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

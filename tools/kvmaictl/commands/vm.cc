@@ -13,7 +13,7 @@
 #include "vm/nccl.h"
 #include "vm/plan.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 int positive(const std::string& word, const std::string& value) {
@@ -174,4 +174,4 @@ const ObjectRegistrar kRegistrar({
 });
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "commands/group_print.h"
-#include "escape.h"
+#include "common/escape.h"
+#include "common/sysfs.h"
 #include "hook/metadata.h"
-#include "sysfs.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
 enum class Op { none, prepare, started, stop, reconnect };
@@ -671,4 +671,4 @@ int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& e
   return kExitOk;
 }
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

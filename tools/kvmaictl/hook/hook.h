@@ -28,7 +28,7 @@
 #include "cli/cli.h"
 #include "hook/host_config.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 
 struct Call {
   std::string domain;
@@ -56,4 +56,4 @@ bool acts_on(const Call& call);
 int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& err,
                   const TransportFactory& connect);
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

@@ -15,14 +15,14 @@
 #include "testing/hook.h"
 #include "testing/run.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
-using kvmaictl::testing::domain_xml;
-using kvmaictl::testing::FakeTransport;
-using kvmaictl::testing::kvmai_vm;
-using kvmaictl::testing::message;
-using kvmaictl::testing::TempDir;
+using kvmai::kvmaictl::testing::domain_xml;
+using kvmai::kvmaictl::testing::FakeTransport;
+using kvmai::kvmaictl::testing::kvmai_vm;
+using kvmai::kvmaictl::testing::message;
+using kvmai::kvmaictl::testing::TempDir;
 using ::testing::ElementsAre;
 
 using Log = FakeTransport::Log;
@@ -1181,4 +1181,4 @@ TEST(HookProgram, WithoutKvmaictlDomainsStart) {
 }
 
 }  // namespace
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

@@ -12,7 +12,7 @@
 #include "commands/group_print.h"
 #include "hook/metadata.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 
 namespace po = boost::program_options;
 
@@ -57,4 +57,4 @@ HostConfig read_host_config(const std::string& path) {
   return c;
 }
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

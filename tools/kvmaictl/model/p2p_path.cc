@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 constexpr std::uint16_t kRedirectBits = kAcsRR | kAcsCR | kAcsEC;
@@ -159,4 +159,4 @@ P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b) {
   return p;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

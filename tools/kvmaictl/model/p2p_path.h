@@ -7,7 +7,7 @@
 
 #include "model/pci_tree.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // The terms of `nvidia-smi topo -m`.
 enum class PathClass {
@@ -50,4 +50,4 @@ struct P2pPath {
 
 P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -4,7 +4,7 @@
 
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::testdata;
@@ -124,4 +124,4 @@ TEST(P2pPath, FunctionsOfOneDeviceCrossNoPort) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 constexpr std::size_t kStatus = 0x06;
@@ -150,4 +150,4 @@ PciConfig parse_config(std::span<const std::uint8_t> bytes) {
   return c;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // PCIe capability: Device/Port Type field values.
 enum class PortType : std::uint8_t {
@@ -78,4 +78,4 @@ struct PciConfig {
 
 PciConfig parse_config(std::span<const std::uint8_t> bytes);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

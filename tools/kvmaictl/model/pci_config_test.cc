@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // A PCIe device's config space built by hand: PCIe cap at 0x40, then the
@@ -123,4 +123,4 @@ TEST(AcsBits, NamesInBitOrder) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

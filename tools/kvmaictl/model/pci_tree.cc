@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 std::vector<VgpuType> parse_vgpu_types(const std::string& text) {
   std::vector<VgpuType> types;
@@ -367,4 +367,4 @@ PciTree PciTree::read(const TreeReader& sys) {
   return t;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

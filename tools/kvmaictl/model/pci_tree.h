@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/sysfs.h"
 #include "model/pci_config.h"
-#include "sysfs.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 enum class Role { endpoint, root_port, upstream_port, downstream_port, bridge };
 std::string role_name(Role r);
@@ -136,4 +136,4 @@ std::optional<std::string> parse_bdf(std::string_view s);
 // The "DDDD:BB:DD.F" spelling of an address.
 std::string format_bdf(unsigned domain, unsigned bus, unsigned slot, unsigned function);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

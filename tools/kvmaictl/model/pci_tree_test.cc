@@ -4,7 +4,7 @@
 
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using testing::testdata;
@@ -109,4 +109,4 @@ TEST(PciTree, BdfShape) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

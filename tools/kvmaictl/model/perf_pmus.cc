@@ -1,6 +1,6 @@
 #include "model/perf_pmus.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 constexpr const char* kEventSources = "bus/event_source/devices";
@@ -79,4 +79,4 @@ PerfPmus read_perf_pmus(const TreeReader& sys) {
   return p;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

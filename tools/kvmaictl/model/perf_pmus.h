@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "sysfs.h"
+#include "common/sysfs.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // KVM's enable_mediated_pmu parameter (Linux 7.0+).
 struct MediatedPmu {
@@ -44,4 +44,4 @@ struct PerfPmus {
 
 PerfPmus read_perf_pmus(const TreeReader& sys);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

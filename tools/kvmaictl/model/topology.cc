@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 Topology::Topology(PciTree tree) : tree_(std::move(tree)) {
   for (const auto& d : tree_.devices()) {
@@ -107,4 +107,4 @@ std::string ats_state(const PciDevice& d) {
   return "unknown";
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

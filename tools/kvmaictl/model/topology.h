@@ -10,7 +10,7 @@
 #include "model/p2p_path.h"
 #include "model/pci_tree.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 struct Switch {
   std::string name;           // "sw0"
@@ -65,4 +65,4 @@ class Topology {
 // "enabled", "disabled", "absent" or "unknown".
 std::string ats_state(const PciDevice& d);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -11,7 +11,7 @@
 
 #include "client/genl.h"
 
-namespace kvmaictl::testing {
+namespace kvmai::kvmaictl::testing {
 
 class FakeTransport final : public GenlTransport {
  public:
@@ -84,4 +84,4 @@ class FakeTransport final : public GenlTransport {
   std::shared_ptr<Log> log_;
 };
 
-}  // namespace kvmaictl::testing
+}  // namespace kvmai::kvmaictl::testing

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "testing/fake_transport.h"
 
-namespace kvmaictl::testing {
+namespace kvmai::kvmaictl::testing {
 
 // A group as the module reports it: two members, two ports, one pair.
 inline AttrSet sample_group(const std::string& name = "vm1-p2p",
@@ -111,4 +111,4 @@ inline TransportFactory no_kvmai() {
   };
 }
 
-}  // namespace kvmaictl::testing
+}  // namespace kvmai::kvmaictl::testing

@@ -15,7 +15,7 @@
 
 #include "testing/run.h"
 
-namespace kvmaictl::testing {
+namespace kvmai::kvmaictl::testing {
 
 // A directory of its own under the temporary directory, removed with it.
 class TempDir {
@@ -102,4 +102,4 @@ inline std::string kvmai_vm(const std::string& inside) {
          "    </kvmai:vm>\n";
 }
 
-}  // namespace kvmaictl::testing
+}  // namespace kvmai::kvmaictl::testing

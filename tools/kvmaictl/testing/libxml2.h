@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace kvmaictl::testing::lx {
+namespace kvmai::kvmaictl::testing::lx {
 
 // libxml2 speaks unsigned char; names and values here are UTF-8 already.
 inline const xmlChar* x(const std::string& s) {
@@ -85,4 +85,4 @@ inline std::string attr(const xmlNode* node, const char* name) {
   return v ? reinterpret_cast<const char*>(v.get()) : "";
 }
 
-}  // namespace kvmaictl::testing::lx
+}  // namespace kvmai::kvmaictl::testing::lx

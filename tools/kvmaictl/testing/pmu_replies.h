@@ -9,7 +9,7 @@
 
 #include "testing/group_replies.h"
 
-namespace kvmaictl::testing {
+namespace kvmai::kvmaictl::testing {
 
 // A unit as pmu-host-get lists it: two MSR ranges, no msr nests.
 inline AttrSet unit(const std::string& name, std::uint32_t type, std::uint32_t host_events,
@@ -130,4 +130,4 @@ inline AttrSet released_pmu(const std::string& vm) {
   return p;
 }
 
-}  // namespace kvmaictl::testing
+}  // namespace kvmai::kvmaictl::testing

@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 
-namespace kvmaictl::testing {
+namespace kvmai::kvmaictl::testing {
 
 struct RunResult {
   int rc = -1;
@@ -110,4 +110,4 @@ inline Ran sh(const std::string& cmd) {
   return r;
 }
 
-}  // namespace kvmaictl::testing
+}  // namespace kvmai::kvmaictl::testing

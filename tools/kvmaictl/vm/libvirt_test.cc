@@ -24,10 +24,10 @@
 #include "testing/libxml2.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
-namespace lx = kvmaictl::testing::lx;
+namespace lx = kvmai::kvmaictl::testing::lx;
 
 using ::testing::HasSubstr;
 using testing::matches_golden;
@@ -448,4 +448,4 @@ TEST(Libvirt, VirtXmlValidateRejectsABadController) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -8,7 +8,7 @@
 #include "cli/print.h"
 #include "xml/xml.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 constexpr std::uint32_t kBridgeClass = 0x060400;
@@ -167,4 +167,4 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
   return doc.str(false);
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

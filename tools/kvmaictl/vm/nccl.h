@@ -23,7 +23,7 @@
 #include "model/pci_tree.h"
 #include "vm/plan.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // NCCL's classes for the devices it uses: GPUs (0x03....) and NICs (0x02....).
 // Other assigned devices are left out of the file (NCCL would take an
@@ -33,4 +33,4 @@ bool nccl_uses(const PciDevice& d);
 // The document, indented, with its XML declaration.
 std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -16,10 +16,10 @@
 #include "testing/libxml2.h"
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
-namespace lx = kvmaictl::testing::lx;
+namespace lx = kvmai::kvmaictl::testing::lx;
 
 using ::testing::HasSubstr;
 using testing::matches_golden;
@@ -243,4 +243,4 @@ TEST(NcclTopo, RefusalsAreThePlans) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "cli/print.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // Expanders take root bus numbers 0x20, 0x40, ..., leaving each room for
@@ -320,4 +320,4 @@ std::vector<std::string> qemu_args(const VmPlan& plan) {
   return a;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -6,7 +6,7 @@
 
 #include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
@@ -305,4 +305,4 @@ TEST(VmPlan, VfNotOnVfioIsRefused) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

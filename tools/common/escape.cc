@@ -1,8 +1,8 @@
-#include "escape.h"
+#include "common/escape.h"
 
 #include <array>
 
-namespace kvmaictl {
+namespace kvmai {
 namespace {
 
 constexpr std::string_view kHex = "0123456789abcdef";
@@ -65,4 +65,4 @@ std::streamsize EscapingStreambuf::xsputn(const char* s, std::streamsize n) {
   return n;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai

@@ -1,14 +1,23 @@
-// Reading sysfs and procfs: the narrow interface topo and check use, so a
-// recorded or synthesized tree (--sysfs-root, --procfs-root) is read
-// exactly like the live one.
+// Reading sysfs and procfs: the narrow interface the tools read the host
+// through, so that a recorded or synthesized tree is read exactly like the
+// live one.
+//
+// `--sysfs-root DIR` means the same to kvmaictl and kvmaistat: DIR is read
+// where /sys would be (a recorded tree's sys/ directory, not the one above
+// it), and likewise kvmaictl's `--procfs-root DIR` for /proc.
 #pragma once
 
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-namespace kvmaictl {
+namespace kvmai {
+
+// Where sysfs and procfs are read without --sysfs-root, --procfs-root.
+inline constexpr std::string_view kSysfsRoot = "/sys";
+inline constexpr std::string_view kProcfsRoot = "/proc";
 
 // Paths are relative to the tree's root: "bus/pci/devices", not
 // "/sys/bus/pci/devices".
@@ -55,4 +64,4 @@ std::optional<long long> read_int(const TreeReader& r, const std::string& rel, i
 // The last path component of a link's target ("iommu_group" -> "12").
 std::optional<std::string> link_name(const TreeReader& r, const std::string& rel);
 
-}  // namespace kvmaictl
+}  // namespace kvmai

@@ -1,10 +1,11 @@
-// What kvmaictl writes to a terminal, JSON or libvirt's error is partly
+// What the tools write to a terminal, JSON or libvirt's error is partly
 // other parties' words: a process's command name, the kernel's extack
-// (which quotes them), group and VM names a tenant chose.  A terminal acts
-// on the control sequences such words can hold (OSC 52 writes the
-// clipboard, CSI 2 J clears the screen), so every byte kvmaictl writes
-// passes through EscapingStreambuf, which shows any byte but printable
-// ASCII, newline and tab as \xHH.
+// (which quotes them), group and VM names a tenant chose, the unit name a
+// counters device reports to its guest.  A terminal acts on the control
+// sequences such words can hold (OSC 52 writes the clipboard, CSI 2 J
+// clears the screen), so every byte kvmaictl and kvmaistat write passes
+// through EscapingStreambuf, which shows any byte but printable ASCII,
+// newline and tab as \xHH.
 #pragma once
 
 #include <ostream>
@@ -12,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace kvmaictl {
+namespace kvmai {
 
 // Whether `c` reaches the output as it is.
 constexpr bool passes_unescaped(unsigned char c) {
@@ -50,4 +51,4 @@ class EscapedStream final : public std::ostream {
   EscapingStreambuf buf_;
 };
 
-}  // namespace kvmaictl
+}  // namespace kvmai

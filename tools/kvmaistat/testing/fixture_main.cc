@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "fake_sysfs.h"
+#include "testing/fake_sysfs.h"
 
-namespace kt = kvmaistat::testing;
+namespace kt = kvmai::kvmaistat::testing;
 
 int main(int argc, char** argv) {
   if (argc != 2) {

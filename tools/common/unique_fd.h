@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace kvmaictl {
+namespace kvmai {
 
 class UniqueFd {
  public:
@@ -41,4 +41,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace kvmaictl
+}  // namespace kvmai

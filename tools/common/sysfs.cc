@@ -1,4 +1,4 @@
-#include "sysfs.h"
+#include "common/sysfs.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kvmaictl {
+namespace kvmai {
 
 FsReader::FsReader(const fs::path& root) {
   std::error_code ec;
@@ -117,4 +117,4 @@ std::optional<std::string> link_name(const TreeReader& r, const std::string& rel
   return fs::path(*t).filename().string();
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai

@@ -1,4 +1,4 @@
-#include "fake_sysfs.h"
+#include "testing/fake_sysfs.h"
 
 #include <endian.h>
 
@@ -11,14 +11,14 @@
 #include <stdexcept>
 #include <system_error>
 
-namespace kvmaistat::testing {
+namespace kvmai::kvmaistat::testing {
 namespace {
 
 constexpr std::size_t kConfigSize = 256;
 constexpr std::size_t kBarFileSize = 4096;
 
 std::filesystem::path device_dir(const std::filesystem::path& root, const std::string& bdf) {
-  return root / "sys/devices/pci0000:00" / bdf;
+  return root / "devices/pci0000:00" / bdf;
 }
 
 template <typename T>
@@ -133,13 +133,13 @@ void write_device(const std::filesystem::path& root, const FakeDevice& device) {
   write_file(dir / "resource0", std::vector<char>(kBarFileSize));
   write_file(dir / "resource2", layout_bar(device));
   write_empty_bus(root);
-  const auto link = root / "sys/bus/pci/devices" / device.bdf;
+  const auto link = root / "bus/pci/devices" / device.bdf;
   std::filesystem::remove(link);
   std::filesystem::create_directory_symlink("../../../devices/pci0000:00/" + device.bdf, link);
 }
 
 void write_empty_bus(const std::filesystem::path& root) {
-  std::filesystem::create_directories(root / "sys/bus/pci/devices");
+  std::filesystem::create_directories(root / "bus/pci/devices");
 }
 
 void write_counter(const std::filesystem::path& root, const std::string& bdf, std::uint32_t offset,
@@ -167,4 +167,4 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-}  // namespace kvmaistat::testing
+}  // namespace kvmai::kvmaistat::testing

@@ -1,13 +1,16 @@
-#include "sysfs.h"
+#include "common/sysfs.h"
 
 #include <gtest/gtest.h>
 
-#include "testing/run.h"
+#include <string>
 
-namespace kvmaictl {
+namespace kvmai {
 namespace {
 
-using testing::testdata;
+// A host fixture of kvmaictl's tests (tools/kvmaictl/testdata).
+std::string testdata(const std::string& rel) {
+  return std::string(KVMAI_TESTDATA) + "/" + rel;
+}
 
 TEST(FsReader, ResolvesRelativeLinksInsideTheTree) {
   const FsReader sys(testdata("hgx/sys"));
@@ -46,4 +49,4 @@ TEST(ReadInt, ParsesSignsAndBases) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace kvmaistat::testing {
+namespace kvmai::kvmaistat::testing {
 
 struct FakeCounter {
   std::uint32_t offset = 0;
@@ -46,9 +46,10 @@ struct FakeDevice {
   std::vector<FakeCounter> counters = mock_counters();
 };
 
-// <root>/sys/devices/pci0000:00/BDF, linked from <root>/sys/bus/pci/devices.
+// <root>/devices/pci0000:00/BDF, linked from <root>/bus/pci/devices (`root`
+// is the sysfs tree, as --sysfs-root takes it).
 void write_device(const std::filesystem::path& root, const FakeDevice& device);
-// An empty <root>/sys/bus/pci/devices.
+// An empty <root>/bus/pci/devices.
 void write_empty_bus(const std::filesystem::path& root);
 
 // Rewrites what BAR0 (resource0) or BAR2 (resource2) reads.
@@ -72,4 +73,4 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-}  // namespace kvmaistat::testing
+}  // namespace kvmai::kvmaistat::testing

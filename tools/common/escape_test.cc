@@ -1,10 +1,10 @@
-#include "escape.h"
+#include "common/escape.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-namespace kvmaictl {
+namespace kvmai {
 namespace {
 
 TEST(Escape, PrintableAsciiNewlineAndTabPass) {
@@ -29,4 +29,4 @@ TEST(Escape, StreamEscapesWhatItForwards) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai
