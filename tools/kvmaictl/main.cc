@@ -1,10 +1,12 @@
 // kvmaictl: operator CLI for kvm-ai.
 #include <iostream>
 
-#include "cli/cli.h"
+#include "cli/run.h"
 #include "client/libnl.h"
+#include "commands/commands.h"
 
 int main(int argc, char** argv) {
-  const kvmai::kvmaictl::Args args(argv + 1, argv + argc);
-  return kvmai::kvmaictl::run(args, std::cout, std::cerr, kvmai::kvmaictl::connect_libnl);
+  using namespace kvmai::kvmaictl;
+  const Args args(argv + 1, argv + argc);
+  return run(command_table(), args, std::cout, std::cerr, connect_libnl);
 }

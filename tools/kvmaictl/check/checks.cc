@@ -11,9 +11,8 @@
 #include <sstream>
 #include <utility>
 
-#include "cli/cli.h"
+#include "common/format.h"
 #include "model/perf_pmus.h"
-#include "tree_options.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -830,58 +829,6 @@ const std::vector<std::pair<std::string, CheckFn>>& table() {
   };
   return t;
 }
-
-void show(const Args& args, Context& ctx) {
-  TreeRoots roots;
-  std::string only = parse_tree_args(args, roots, true);
-  std::vector<std::string_view> ids(check_ids().begin(), check_ids().end());
-  if (!only.empty()) {
-    only = std::string(ids[match_word(only, ids, "check")]);
-  }
-
-  const auto sys = open_sysfs(roots);
-  const auto proc = open_procfs(roots);
-  const Topology topo(PciTree::read(*sys));
-  std::map<Status, int> count;
-  Printer& out = ctx.out;
-  out.open_array("checks");
-  for (const auto& r : run_checks(*sys, *proc, topo)) {
-    if (!only.empty() && r.id != only) {
-      continue;
-    }
-    ++count[r.status];
-    std::string label = status_name(r.status);
-    std::transform(label.begin(), label.end(), label.begin(), ::toupper);
-    out.open_object();
-    out.print_string("id", r.id, {label + "  ", 14});
-    out.print_string("status", status_name(r.status), {}, Show::json_only);
-    out.print_string("evidence", r.evidence, {});
-    out.print_opt_string("fix", r.fix.empty() ? std::nullopt : std::optional(r.fix),
-                         {"\n      fix: "}, "", r.fix.empty() ? Show::json_only : Show::any);
-    out.close_object();
-    out.newline();
-  }
-  out.close_array();
-  out.open_object("summary");
-  out.print_int("pass", count[Status::pass], {"\n", 0});
-  out.print_int("warn", count[Status::warn], {" pass, "});
-  out.print_int("fail", count[Status::fail], {" warn, "});
-  out.text(" fail\n");
-  out.close_object();
-  if (count[Status::fail] > 0) {
-    throw OpError(std::to_string(count[Status::fail]) + " check(s) failed");
-  }
-}
-
-const ObjectRegistrar kRegistrar({
-    .name = "check",
-    .summary = "host readiness for GPU/NIC passthrough (reads sysfs, procfs)",
-    .commands = {{.name = "show",
-                  .usage = "[ NAME ] [ --sysfs-root DIR ] [ --procfs-root DIR ]",
-                  .summary = "run every check, or the one called NAME",
-                  .run = show}},
-    .default_command = "show",
-});
 
 }  // namespace
 

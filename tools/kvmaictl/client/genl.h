@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -120,5 +121,9 @@ class GenlTransport {
   // `wake_fd` (ignored when negative) becomes readable.
   virtual void receive(const std::function<bool(const GenlMessage&)>& on_message, int wake_fd) = 0;
 };
+
+// Opens a generic netlink transport to `family`; only called by commands
+// that talk to the module, so `help` never opens a socket.
+using TransportFactory = std::function<std::unique_ptr<GenlTransport>(std::string_view family)>;
 
 }  // namespace kvmai::kvmaictl

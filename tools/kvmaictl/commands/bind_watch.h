@@ -9,7 +9,7 @@
 #include <memory>
 #include <optional>
 
-#include "cli/cli.h"
+#include "cli/command.h"
 #include "client/genl.h"
 #include "common/stop_signals.h"
 

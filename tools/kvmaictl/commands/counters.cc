@@ -14,10 +14,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "cli/cli.h"
+#include "commands/commands.h"
 #include "commands/group_print.h"
 #include "common/sysfs.h"
-#include "tree_options.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -94,26 +93,6 @@ std::vector<Device> read_devices(const TreeReader& sys) {
   return devices;
 }
 
-// `--sysfs-root DIR` or `--sysfs-root=DIR` taken out of `args`.
-std::string take_sysfs_root(Args& args) {
-  std::string root = "/sys";
-  for (auto it = args.begin(); it != args.end();) {
-    if (*it == "--sysfs-root") {
-      if (it + 1 == args.end()) {
-        throw UsageError("missing DIR after \"--sysfs-root\"");
-      }
-      root = *(it + 1);
-      it = args.erase(it, it + 2);
-    } else if (it->starts_with("--sysfs-root=")) {
-      root = it->substr(std::strlen("--sysfs-root="));
-      it = args.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  return root;
-}
-
 // Writes `value` to a sysfs attribute: 0, or the errno of the refusal
 // (sysfs reports a store's error on the write itself).
 int write_attr(const std::filesystem::path& path, const std::string& value) {
@@ -134,36 +113,6 @@ void print_device(Printer& out, const Device& d) {
   out.print_opt_string("vm", d.vm, {.label = " vm "});
   out.print_opt_string("state", d.state, {.label = " state "});
   out.close_object();
-}
-
-void show(const Args& args, Context& ctx) {
-  TreeRoots roots;
-  const std::string unit = parse_tree_args(args, roots, false);
-  const FsReader sys(roots.sysfs);
-  const auto devices = read_devices(sys);
-  ctx.out.open_array("pages");
-  for (const auto& p : read_pages(sys)) {
-    if (!unit.empty() && p.unit != unit) {
-      continue;
-    }
-    ctx.out.open_object();
-    ctx.out.print_string("parent", p.parent);
-    ctx.out.print_string("unit", p.unit, {.label = ": unit "});
-    ctx.out.print_uint("package", p.package, {.label = " package "});
-    ctx.out.print_opt_int("available", p.available, {.label = " available "});
-    ctx.out.newline();
-    ctx.out.open_array("devices");
-    for (const auto& d : devices) {
-      if (d.parent == p.parent) {
-        ctx.out.text("  ");
-        print_device(ctx.out, d);
-        ctx.out.newline();
-      }
-    }
-    ctx.out.close_array();
-    ctx.out.close_object();
-  }
-  ctx.out.close_array();
 }
 
 // The page `unit` has on `package`, or its only page.
@@ -197,15 +146,44 @@ Page pick_page(const TreeReader& sys, const std::string& unit,
                 ")");
 }
 
-void add(const Args& args, Context& ctx) {
-  Args rest = args;
-  const std::string root = take_sysfs_root(rest);
-  const auto kw = parse_keywords(rest, {"UNIT"}, {{"package", "N"}, {"uuid", "UUID"}});
-  const std::string unit = checked_name("unit name", kw.operands.front(), KVMAI_UNIT_LEN);
+}  // namespace
+
+void counters_show(const Words& words, Context& ctx) {
+  const std::string unit = words.operand(0);
+  const FsReader sys(ctx.opts.sysfs_root);
+  const auto devices = read_devices(sys);
+  ctx.out.open_array("pages");
+  for (const auto& p : read_pages(sys)) {
+    if (!unit.empty() && p.unit != unit) {
+      continue;
+    }
+    ctx.out.open_object();
+    ctx.out.print_string("parent", p.parent);
+    ctx.out.print_string("unit", p.unit, {.label = ": unit "});
+    ctx.out.print_uint("package", p.package, {.label = " package "});
+    ctx.out.print_opt_int("available", p.available, {.label = " available "});
+    ctx.out.newline();
+    ctx.out.open_array("devices");
+    for (const auto& d : devices) {
+      if (d.parent == p.parent) {
+        ctx.out.text("  ");
+        print_device(ctx.out, d);
+        ctx.out.newline();
+      }
+    }
+    ctx.out.close_array();
+    ctx.out.close_object();
+  }
+  ctx.out.close_array();
+}
+
+void counters_add(const Words& words, Context& ctx) {
+  const std::string& root = ctx.opts.sysfs_root;
+  const std::string unit = checked_name("unit name", words.operand(0), KVMAI_UNIT_LEN);
   const FsReader sys(root);
-  const Page page = pick_page(sys, unit, kw.value("package"));
+  const Page page = pick_page(sys, unit, words.value("package"));
   std::string uuid;
-  if (const auto given = kw.value("uuid")) {
+  if (const auto given = words.value("uuid")) {
     try {
       uuid = boost::uuids::to_string(boost::uuids::string_generator()(*given));
     } catch (const std::runtime_error&) {
@@ -230,11 +208,9 @@ void add(const Args& args, Context& ctx) {
   ctx.out.newline();
 }
 
-void del(const Args& args, Context& ctx) {
-  Args rest = args;
-  const std::string root = take_sysfs_root(rest);
-  const auto kw = parse_keywords(rest, {"UUID"}, {});
-  const std::string& uuid = kw.operands.front();
+void counters_del(const Words& words, Context& ctx) {
+  const std::string& root = ctx.opts.sysfs_root;
+  const std::string uuid = words.operand(0);
   try {
     (void)boost::uuids::string_generator()(uuid);
   } catch (const std::runtime_error&) {
@@ -251,26 +227,6 @@ void del(const Args& args, Context& ctx) {
   if (const int e = write_attr(std::filesystem::path(root) / dir / "remove", "1"); e != 0) {
     throw OpError(uuid + ": " + std::strerror(e));
   }
-  (void)ctx;
 }
 
-const ObjectRegistrar kRegistrar({
-    .name = "counters",
-    .summary = "devices giving VMs the counter pages of units they own (kvmai module)",
-    .commands = {{.name = "show",
-                  .usage = "[ UNIT ] [ --sysfs-root DIR ]",
-                  .summary = "counter pages and their devices",
-                  .run = show},
-                 {.name = "add",
-                  .usage = "UNIT [ package N ] [ uuid UUID ] [ --sysfs-root DIR ]",
-                  .summary = "create the device of a unit's page, for the VM that owns the unit",
-                  .run = add},
-                 {.name = "del",
-                  .usage = "UUID [ --sysfs-root DIR ]",
-                  .summary = "remove a counters device (the VM's reads turn to all ones)",
-                  .run = del}},
-    .default_command = "show",
-});
-
-}  // namespace
 }  // namespace kvmai::kvmaictl

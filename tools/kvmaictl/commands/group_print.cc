@@ -2,7 +2,8 @@
 
 #include <linux/kvmai.h>
 
-#include "cli/cli.h"
+#include "cli/errors.h"
+#include "cli/grammar.h"
 #include "model/pci_config.h"
 
 namespace kvmai::kvmaictl {

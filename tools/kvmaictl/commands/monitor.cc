@@ -2,12 +2,10 @@
 // "monitor"), one line each, until interrupted.
 #include <linux/kvmai.h>
 
-#include "cli/cli.h"
+#include "commands/commands.h"
 #include "commands/group_print.h"
 #include "commands/pmu_print.h"
 #include "common/stop_signals.h"
-
-namespace po = boost::program_options;
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -67,12 +65,11 @@ void print_event(Context& ctx, const GenlMessage& m, const Event& event) {
   out.emit();
 }
 
-void listen(const Args& args, Context& ctx) {
-  std::uint64_t count = 0;
-  po::options_description opts;
-  opts.add_options()("count", po::value(&count)->value_name("N"),
-                     "stop after N notifications (default: until interrupted)");
-  parse_args(args, opts);
+}  // namespace
+
+void monitor_all(const Words& words, Context& ctx) {
+  // Stop after N notifications; until interrupted without.
+  const std::uint64_t count = words.has("count") ? number_of("--count", *words.value("count")) : 0;
 
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
   const StopSignals stop;
@@ -90,15 +87,4 @@ void listen(const Args& args, Context& ctx) {
       stop.fd());
 }
 
-const ObjectRegistrar kRegistrar({
-    .name = "monitor",
-    .summary = "print the module's notifications until interrupted",
-    .commands = {{.name = "all",
-                  .usage = "[ --count N ]",
-                  .summary = "group and PMU ownership events, one line each",
-                  .run = listen}},
-    .default_command = "all",
-});
-
-}  // namespace
 }  // namespace kvmai::kvmaictl

@@ -5,140 +5,45 @@
 #include <linux/kvmai.h>
 
 #include <algorithm>
-#include <charconv>
+#include <limits>
 
-#include "cli/cli.h"
 #include "commands/bind_watch.h"
+#include "commands/commands.h"
 #include "commands/group_print.h"
+#include "commands/host.h"
 #include "commands/pmu_exec.h"
 #include "commands/pmu_print.h"
 #include "model/perf_pmus.h"
-#include "tree_options.h"
 
 namespace kvmai::kvmaictl {
 namespace {
-
-// The word for the core PMU; every other resource word names a unit.
-constexpr std::string_view kCore = "core";
 
 std::string checked_vm(const std::string& vm) {
   return checked_name("VM", vm, KVMAI_VM_LEN);
 }
 
-std::string checked_unit(const std::string& name) {
-  return checked_name("unit name", name, KVMAI_UNIT_LEN);
-}
-
-std::uint32_t checked_pid(const std::string& word) {
-  std::uint32_t pid = 0;
-  const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), pid);
-  if (error != std::errc() || end != word.data() + word.size() || pid == 0) {
-    throw UsageError("bad PID \"" + word + "\"");
-  }
-  return pid;
-}
-
-// `VM { core | UNIT }... { KEYWORD [ VALUE ] }...` with resources and
-// keywords in any order after VM. A word that is a keyword or a unique
-// prefix of one is that keyword, as everywhere in this tool, so a unit
-// cannot be named by a prefix of "cpus", "shared", "pid" or "bind-socket".
-// No uncore PMU is; the core PMU's perf name "cpu" is, but the core PMU is
-// `core` here. Keywords may also be written --KEYWORD [VALUE] or
-// --KEYWORD=VALUE, as in the issue that asked for this command.
+// `VM { core | UNIT }...`: the VM, then `core` (a keyword) and the units
+// (every other operand), with keywords in any order after VM. A word that
+// is a keyword or a unique prefix of one is that keyword, as everywhere
+// in this tool, so a unit cannot be named by a prefix of "core", "cpus",
+// "shared", "pid" or "bind-socket"; no uncore PMU is.
 struct Resources {
-  KeywordArgs kw;  // operands: the VM
+  std::string vm;
   bool core = false;
   std::vector<std::string> units;
-  std::optional<std::string> sysfs_root;
 };
 
-// The keyword `word` names, nullptr when none; throws UsageError when it
-// is the prefix of several.
-const Keyword* find_keyword(std::string_view word, const std::vector<Keyword>& keywords) {
-  std::vector<std::string_view> names;
-  std::size_t prefixed = 0;
-  for (const auto& k : keywords) {
-    if (k.name == word) {
-      return &k;
-    }
-    names.push_back(k.name);
-    if (!word.empty() && k.name.starts_with(word)) {
-      ++prefixed;
-    }
-  }
-  if (prefixed == 0) {
-    return nullptr;
-  }
-  return &keywords[match_word(word, names, "keyword")];
-}
-
-Resources parse_resources(const Args& args, const std::vector<Keyword>& keywords,
-                          bool with_sysfs_root) {
+Resources resources_of(const Words& words) {
   Resources r;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& word = args[i];
-    // A keyword's value: what follows "=", else the next word, verbatim
-    // (it may look like an option).
-    const auto take = [&](const Keyword& k, const std::optional<std::string>& inline_value) {
-      if (r.kw.has(k.name)) {
-        throw UsageError("\"" + std::string(k.name) + "\" given twice");
-      }
-      std::string value;
-      if (k.value_name.empty()) {
-        if (inline_value) {
-          throw UsageError("\"" + std::string(k.name) + "\" takes no value");
-        }
-      } else if (inline_value) {
-        value = *inline_value;
-      } else if (++i < args.size()) {
-        value = args[i];
-      } else {
-        throw UsageError("missing " + std::string(k.value_name) + " after \"" +
-                         std::string(k.name) + '"');
-      }
-      r.kw.given.emplace_back(k.name, std::move(value));
-    };
-
-    if (word.starts_with("--")) {
-      const auto eq = word.find('=');
-      const std::string name = word.substr(2, eq == std::string::npos ? eq : eq - 2);
-      const auto inline_value =
-          eq == std::string::npos ? std::nullopt : std::optional(word.substr(eq + 1));
-      if (with_sysfs_root && name == "sysfs-root") {
-        if (r.sysfs_root) {
-          throw UsageError("\"--sysfs-root\" given twice");
-        }
-        if (!inline_value && i + 1 == args.size()) {
-          throw UsageError("missing DIR after \"--sysfs-root\"");
-        }
-        r.sysfs_root = inline_value ? *inline_value : args[++i];
-        continue;
-      }
-      const Keyword* k = name.empty() ? nullptr : find_keyword(name, keywords);
-      if (k == nullptr) {
-        throw UsageError("unrecognised option '" + word + "'");
-      }
-      take(*k, inline_value);
-    } else if (word.starts_with('-')) {
-      throw UsageError("unrecognised option '" + word + "'");
-    } else if (r.kw.operands.empty()) {
-      r.kw.operands.push_back(checked_vm(word));
-    } else if (word == kCore) {
-      if (r.core) {
-        throw UsageError("\"core\" given twice");
-      }
-      r.core = true;
-    } else if (const Keyword* k = find_keyword(word, keywords)) {
-      take(*k, std::nullopt);
-    } else {
-      if (std::find(r.units.begin(), r.units.end(), word) != r.units.end()) {
-        throw UsageError("unit \"" + word + "\" given twice");
-      }
-      r.units.push_back(checked_unit(word));
+  const auto operands = words.operands();
+  r.vm = checked_vm(operands.front());
+  r.core = words.has("core");
+  for (std::size_t i = 1; i < operands.size(); ++i) {
+    const std::string& unit = operands[i];
+    if (std::find(r.units.begin(), r.units.end(), unit) != r.units.end()) {
+      throw UsageError("unit \"" + unit + "\" given twice");
     }
-  }
-  if (r.kw.operands.empty()) {
-    throw UsageError("missing VM");
+    r.units.push_back(checked_name("unit name", unit, KVMAI_UNIT_LEN));
   }
   return r;
 }
@@ -146,7 +51,7 @@ Resources parse_resources(const Args& args, const std::vector<Keyword>& keywords
 // The resources of `r` as a request for the VM's record.
 AttrSet resource_request(const Resources& r) {
   AttrSet req;
-  req.put_string(KVMAI_A_PMU_VM, r.kw.operands.front());
+  req.put_string(KVMAI_A_PMU_VM, r.vm);
   if (r.core) {
     req.put_flag(KVMAI_A_PMU_CORE);
   }
@@ -167,29 +72,6 @@ void print_records(Context& ctx, const std::vector<GenlMessage>& records, bool a
     print_pmu(ctx.out, r.attrs, ctx.opts.verbose);
   }
   ctx.out.close_array();
-}
-
-void show(const Args& args, Context& ctx) {
-  TreeRoots roots;
-  const std::string vm = parse_tree_args(args, roots, true);
-  if (!vm.empty()) {
-    AttrSet req;
-    req.put_string(KVMAI_A_PMU_VM, checked_vm(vm));
-    const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-    const auto reply = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_GET, req); });
-    ctx.warn(reply.warning);
-    print_records(ctx, {reply}, false);
-    return;
-  }
-  // The trees first: a wrong --sysfs-root is refused before any socket.
-  const auto sys = open_sysfs(roots);
-  const auto proc = open_procfs(roots);
-  const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-  const auto host = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_HOST_GET, {}); });
-  ctx.warn(host.warning);
-  const auto records = pmu_module_call([&] { return t->dump(KVMAI_CMD_PMU_GET, {}); });
-  print_pmu_host(ctx.out, host.attrs, read_mediated_pmu(*sys), read_nmi_watchdog(*proc), "host");
-  print_records(ctx, records, true);
 }
 
 // Why the core PMU will not reach the guest yet, if KVM says so: the
@@ -218,34 +100,57 @@ bool record_still_there(const GenlMessage& m, const std::string& vm) {
          !pmu_released(m.attrs);
 }
 
-void assign(const Args& args, Context& ctx) {
-  const auto r = parse_resources(
-      args, {{"cpus", "LIST"}, {"shared", ""}, {"pid", "PID"}, {"bind-socket", ""}}, true);
+}  // namespace
+
+void pmu_show(const Words& words, Context& ctx) {
+  const std::string vm = words.operand(0);
+  if (!vm.empty()) {
+    AttrSet req;
+    req.put_string(KVMAI_A_PMU_VM, checked_vm(vm));
+    const auto t = ctx.connect(KVMAI_FAMILY_NAME);
+    const auto reply = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_GET, req); });
+    ctx.warn(reply.warning);
+    print_records(ctx, {reply}, false);
+    return;
+  }
+  // The trees first: a wrong --sysfs-root is refused before any socket.
+  const auto sys = open_sysfs(ctx.opts);
+  const auto proc = open_procfs(ctx.opts);
+  const auto t = ctx.connect(KVMAI_FAMILY_NAME);
+  const auto host = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_HOST_GET, {}); });
+  ctx.warn(host.warning);
+  const auto records = pmu_module_call([&] { return t->dump(KVMAI_CMD_PMU_GET, {}); });
+  print_pmu_host(ctx.out, host.attrs, read_mediated_pmu(*sys), read_nmi_watchdog(*proc), "host");
+  print_records(ctx, records, true);
+}
+
+void pmu_assign(const Words& words, Context& ctx) {
+  const auto r = resources_of(words);
   if (!r.core && r.units.empty()) {
     throw UsageError("missing core or UNIT");
   }
-  const std::string& vm = r.kw.operands.front();
+  const std::string& vm = r.vm;
   AttrSet req = resource_request(r);
-  if (const auto cpus = r.kw.value("cpus")) {
+  if (const auto cpus = words.value("cpus")) {
     if (cpus->empty() || cpus->size() >= KVMAI_CPUS_LEN) {
       throw UsageError("cpus LIST must be 1 to " + std::to_string(KVMAI_CPUS_LEN - 1) +
                        " characters");
     }
     req.put_string(KVMAI_A_PMU_CPUS, *cpus);
   }
-  if (r.kw.has("shared")) {
+  if (words.has("shared")) {
     req.put_flag(KVMAI_A_PMU_SHARED);
   }
-  if (const auto pid = r.kw.value("pid")) {
-    req.put_u32(KVMAI_A_PMU_PID, checked_pid(*pid));
+  if (const auto pid = words.value("pid")) {
+    req.put_u32(KVMAI_A_PMU_PID, static_cast<std::uint32_t>(number_of(
+                                     "pid", *pid, 1, std::numeric_limits<std::uint32_t>::max())));
   }
-  const bool bind = r.kw.has("bind-socket");
+  const bool bind = words.has("bind-socket");
   if (bind) {
     req.put_flag(KVMAI_A_PMU_BIND_SOCKET);
   }
   const std::string kvm_problem =
-      r.core ? mediated_pmu_problem(read_mediated_pmu(FsReader(r.sysfs_root.value_or("/sys"))))
-             : "";
+      r.core ? mediated_pmu_problem(read_mediated_pmu(FsReader(ctx.opts.sysfs_root))) : "";
 
   // What the VM owns lives as long as `t` when bound.
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
@@ -267,47 +172,14 @@ void assign(const Args& args, Context& ctx) {
   watch.hold(ctx, [&](const GenlMessage& m) { return record_still_there(m, vm); });
 }
 
-void release(const Args& args, Context& ctx) {
-  const auto r = parse_resources(args, {}, false);
-  const auto req = resource_request(r);
+void pmu_release(const Words& words, Context& ctx) {
+  const auto req = resource_request(resources_of(words));
   const auto t = ctx.connect(KVMAI_FAMILY_NAME);
   ctx.warn(pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_RELEASE, req); }).warning);
 }
 
-void exec(const Args& args, Context& ctx) {
-  pmu_exec(args, ctx, [] { return open_kvmai_dev(); });
+void pmu_exec(const Words& words, Context& ctx) {
+  launch(exec_call(words), ctx, [] { return open_kvmai_dev(); });
 }
 
-const ObjectRegistrar kRegistrar({
-    .name = "pmu",
-    .summary = "core and uncore PMUs owned by VMs (kvmai module)",
-    .commands = {{.name = "show",
-                  .usage = "[ VM ] [ --sysfs-root DIR ] [ --procfs-root DIR ]",
-                  .summary = "the host's PMUs and every VM's, or one VM's",
-                  .run = show},
-                 {.name = "assign",
-                  .usage =
-                      "VM { core | UNIT }... [ cpus LIST ] [ shared ] [ pid PID ] [ bind-socket ]\n"
-                      "                           [ --sysfs-root DIR ]",
-                  .summary = "give a VM the core PMU and/or uncore units",
-                  .run = assign},
-                 {.name = "release",
-                  .usage = "VM [ core | UNIT ]...",
-                  .summary = "take back what is named, or everything the VM owns",
-                  .run = release},
-                 {.name = "exec",
-                  .usage = "--user USER [ --group GROUP ] VM [ UNIT ]... -- COMMAND [ ARG ]...\n"
-                           "                           (COMMAND inherits descriptors of the units, "
-                           "all the VM's by\n"
-                           "                           default, at 3, 4, ... and "
-                           "KVMAI_UNCORE_FDS=3:4..., and runs as\n"
-                           "                           USER without capabilities; "
-                           "--user root keeps root; needs root)",
-                  .summary = "run a VMM as USER holding descriptors of the VM's uncore units",
-                  .run = exec,
-                  .keeps_double_dash = true}},
-    .default_command = "show",
-});
-
-}  // namespace
 }  // namespace kvmai::kvmaictl

@@ -1,6 +1,7 @@
 #include "commands/pmu_exec.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/kvmai.h>
@@ -27,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "commands/commands.h"
 #include "commands/group_print.h"
 #include "commands/pmu_print.h"
 
@@ -36,8 +38,6 @@ namespace {
 static_assert(KVMAI_DEV_VM_LEN == KVMAI_VM_LEN, "kvmai_dev.h and kvmai.h disagree on VM names");
 static_assert(KVMAI_DEV_UNIT_LEN == KVMAI_UNIT_LEN,
               "kvmai_dev.h and kvmai.h disagree on unit names");
-
-constexpr std::string_view kUnit = "unit";
 
 constexpr std::string_view kRootAdvice = "pass --user USER (--user root to keep root)";
 
@@ -72,29 +72,6 @@ class KvmaiDev final : public UnitFdSource {
  private:
   UniqueFd dev_;
 };
-
-// `--NAME VALUE` or `--NAME=VALUE` at `it`: its value, `it` left on the
-// last word taken (never `end`, the "--"); nullopt when `it` is something
-// else.
-std::optional<std::string> option_value(Args::const_iterator& it, Args::const_iterator end,
-                                        std::string_view name, std::string_view value_name) {
-  const std::string flag = "--" + std::string(name);
-  const std::string& word = *it;
-  std::string value;
-  if (word == flag) {
-    if (std::next(it) != end) {
-      value = *++it;
-    }
-  } else if (word.starts_with(flag + "=")) {
-    value = word.substr(flag.size() + 1);
-  } else {
-    return std::nullopt;
-  }
-  if (value.empty()) {
-    throw UsageError("missing " + std::string(value_name) + " after \"" + flag + "\"");
-  }
-  return value;
-}
 
 static_assert(std::is_same_v<uid_t, gid_t>, "one id parser serves users and groups");
 
@@ -330,64 +307,46 @@ void exec_command(const std::vector<std::string>& command) {
 
 }  // namespace
 
-ExecCall parse_exec(const Args& args) {
-  const auto dash = std::find(args.begin(), args.end(), "--");
-  if (dash == args.begin()) {
-    throw UsageError("missing VM");
-  }
-  if (dash == args.end()) {
-    throw UsageError("missing \"--\" before COMMAND");
-  }
+ExecCall exec_call(const Words& words) {
   ExecCall c;
-  for (auto it = args.begin(); it != dash; ++it) {
-    const std::string& word = *it;
-    if (auto user = option_value(it, dash, "user", "USER")) {
-      if (!c.user.empty()) {
-        throw UsageError("--user given twice");
+  bool vm_taken = false;
+  for (const auto& w : words.words) {
+    if (w.param == "user" || w.param == "group") {
+      if (w.value.empty()) {
+        throw UsageError(fmt::format("missing {} after \"--{}\"",
+                                     w.param == "user" ? "USER" : "GROUP", w.param));
       }
-      c.user = std::move(*user);
-      continue;
-    }
-    if (auto group = option_value(it, dash, "group", "GROUP")) {
-      if (c.group) {
-        throw UsageError("--group given twice");
+      if (w.param == "user") {
+        c.user = w.value;
+      } else {
+        c.group = w.value;
       }
-      c.group = std::move(*group);
-      continue;
+    } else if (w.param.empty() && !vm_taken) {
+      c.vm = checked_name("VM", w.value, KVMAI_DEV_VM_LEN);
+      vm_taken = true;
+    } else {
+      // Bare unit names, as pmu assign and release take them, or after the
+      // keyword `unit`, for a unit whose name would read as a keyword or an
+      // option.
+      if (std::find(c.units.begin(), c.units.end(), w.value) != c.units.end()) {
+        throw UsageError(fmt::format("unit \"{}\" given twice", printable(w.value)));
+      }
+      c.units.push_back(checked_name("unit name", w.value, KVMAI_DEV_UNIT_LEN));
     }
-    if (word.starts_with('-')) {
-      throw UsageError("unrecognised option '" + word + "'");
-    }
-    if (c.vm.empty()) {
-      c.vm = checked_name("VM", word, KVMAI_DEV_VM_LEN);
-      continue;
-    }
-    // Bare unit names, as pmu assign and release take them; the keyword
-    // (shortened to any prefix, as keywords are) names one explicitly,
-    // for a unit whose name would read as the keyword or an option.
-    if (!word.empty() && kUnit.starts_with(word) && ++it == dash) {
-      throw UsageError("missing NAME after \"unit\"");
-    }
-    const std::string& unit = *it;
-    if (std::find(c.units.begin(), c.units.end(), unit) != c.units.end()) {
-      throw UsageError("unit \"" + printable(unit) + "\" given twice");
-    }
-    c.units.push_back(checked_name("unit name", unit, KVMAI_DEV_UNIT_LEN));
   }
-  if (c.vm.empty()) {
-    throw UsageError("missing VM");
-  }
-  c.command.assign(dash + 1, args.end());
-  if (c.command.empty()) {
-    throw UsageError("missing COMMAND after \"--\"");
-  }
+  c.command = words.after_dash;
   // The descriptors need root, the VMM does not: root is kept only when
   // asked for by name.
   if (c.user.empty()) {
-    throw UsageError("refusing to run " + printable(c.command.front()) +
-                     " as root: " + std::string(kRootAdvice));
+    throw UsageError(
+        fmt::format("refusing to run {} as root: {}", printable(c.command.front()), kRootAdvice));
   }
   return c;
+}
+
+ExecCall parse_exec(const Args& args) {
+  GlobalOptions ignored;
+  return exec_call(parse_words(table_command("pmu", "exec").syntax, args, ignored));
 }
 
 Credentials resolve_credentials(const std::string& user, const std::optional<std::string>& group) {
@@ -538,8 +497,7 @@ std::vector<UniqueFd> place_fds(std::vector<UniqueFd> fds, int first) {
   return placed;  // the moved copies close with `fds`
 }
 
-void pmu_exec(const Args& args, Context& ctx, const UnitFdSourceFactory& open_source) {
-  const ExecCall call = parse_exec(args);
+void launch(const ExecCall& call, Context& ctx, const UnitFdSourceFactory& open_source) {
   // Looked up first: a user who does not resolve stops the command before
   // anything is asked of the module.
   const Credentials creds = resolve_credentials(call.user, call.group);

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli.h"
+#include "cli/command.h"
 #include "common/unique_fd.h"
 
 namespace kvmai::kvmaictl {
@@ -26,9 +26,9 @@ namespace kvmai::kvmaictl {
 // The first descriptor number handed over: the one after stderr.
 inline constexpr int kFirstUnitFd = 3;
 
-// `--user USER [ --group GROUP ] VM [ UNIT ]... -- COMMAND [ ARG ]...`,
-// the options anywhere before "--" (also as --user=USER, --group=GROUP),
-// the "--" kept by cli.cc.
+// `--user USER [ --group GROUP ] VM [ UNIT | unit NAME ]... -- COMMAND
+// [ ARG ]...`, the options anywhere before "--" (also as --user=USER,
+// --group=GROUP), as the command table's syntax takes them.
 struct ExecCall {
   std::string user;                  // never empty: "root" (or 0) keeps root
   std::optional<std::string> group;  // as given
@@ -37,7 +37,10 @@ struct ExecCall {
   std::vector<std::string> command;  // never empty, verbatim
 };
 
-// Throws UsageError; without --user, one that says to pass it.
+// The call the words of `pmu exec` make.  Throws UsageError; without
+// --user, one that says to pass it.
+ExecCall exec_call(const Words& words);
+// exec_call() of `args` parsed as `pmu exec` parses them.
 ExecCall parse_exec(const Args& args);
 
 // Who the VMM runs as.
@@ -115,6 +118,6 @@ std::vector<UniqueFd> place_fds(std::vector<UniqueFd> fds, int first = kFirstUni
 // descriptors are placed. Returns only by throwing: the VMM has replaced
 // the process otherwise. A failed exec prints "Error: pmu exec: COMMAND:
 // reason" and throws QuietExit(kExitCannotExec).
-void pmu_exec(const Args& args, Context& ctx, const UnitFdSourceFactory& open_source);
+void launch(const ExecCall& call, Context& ctx, const UnitFdSourceFactory& open_source);
 
 }  // namespace kvmai::kvmaictl

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/cli.h"
+#include "cli/command.h"
 #include "cli/print.h"
 #include "client/genl.h"
 #include "model/perf_pmus.h"

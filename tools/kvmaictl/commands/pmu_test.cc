@@ -499,14 +499,14 @@ TEST(Pmu, AssignArgumentErrorsAreUsageErrors) {
       {{"vm1", "core", "core"}, "\"core\" given twice"},
       {{"vm1", "uncore_imc_0", "uncore_imc_0"}, "unit \"uncore_imc_0\" given twice"},
       {{"vm1", "core", "cpus"}, "missing LIST after \"cpus\""},
-      {{"vm1", "core", "--cpus"}, "missing LIST after \"cpus\""},
+      {{"vm1", "core", "--cpus"}, "missing LIST after \"--cpus\""},
       {{"vm1", "core", "cpus", "1", "cpus", "2"}, "\"cpus\" given twice"},
       {{"vm1", "core", "cpus", ""}, "cpus LIST must be 1 to 255 characters"},
       {{"vm1", "core", "cpus", std::string(256, '1')}, "cpus LIST must be 1 to 255 characters"},
-      {{"vm1", "core", "pid", "init"}, "bad PID \"init\""},
-      {{"vm1", "core", "pid", "0"}, "bad PID \"0\""},
-      {{"vm1", "core", "pid", "4294967296"}, "bad PID \"4294967296\""},
-      {{"vm1", "core", "--shared=yes"}, "\"shared\" takes no value"},
+      {{"vm1", "core", "pid", "init"}, "pid wants a positive number, not \"init\""},
+      {{"vm1", "core", "pid", "0"}, "pid wants a positive number, not \"0\""},
+      {{"vm1", "core", "pid", "4294967296"}, "pid wants a positive number, not \"4294967296\""},
+      {{"vm1", "core", "--shared=yes"}, "\"--shared\" takes no value"},
       {{"vm1", "core", "--frob"}, "unrecognised option '--frob'"},
       {{"vm1", "-x"}, "unrecognised option '-x'"},
       {{"vm1", "core", "--sysfs-root"}, "missing DIR after \"--sysfs-root\""},
@@ -526,10 +526,7 @@ TEST(Pmu, AssignArgumentErrorsAreUsageErrors) {
   for (const auto& [args, message] : cases) {
     const auto r = run_cli(cat({"pmu", "assign"}, args));
     EXPECT_EQ(r.rc, kExitUsage) << message;
-    EXPECT_EQ(r.err, "Error: pmu assign: " + message +
-                         "\nUsage: kvmaictl pmu assign VM { core | UNIT }... [ cpus LIST ] "
-                         "[ shared ] [ pid PID ] [ bind-socket ]\n"
-                         "                           [ --sysfs-root DIR ]\n");
+    EXPECT_EQ(r.err, "Error: pmu assign: " + message + "\n");
   }
 }
 
@@ -556,12 +553,11 @@ TEST(Pmu, ReleaseWithNothingNamedSendsTheVmOnly) {
 TEST(Pmu, ReleaseArgumentErrorsAreUsageErrors) {
   for (const Args& a : std::vector<Args>{{"pmu", "release"},
                                          {"pmu", "release", "vm1", "core", "core"},
-                                         {"pmu", "release", "vm1", "--shared"},
-                                         {"pmu", "release", "vm1", "--sysfs-root", "/sys"}}) {
+                                         {"pmu", "release", "vm1", "--shared"}}) {
     const auto r = run_cli(a);
     EXPECT_EQ(r.rc, kExitUsage) << a.back();
     EXPECT_THAT(r.err, StartsWith("Error: pmu release: ")) << a.back();
-    EXPECT_THAT(r.err, HasSubstr("\nUsage: kvmaictl pmu release VM [ core | UNIT ]...\n"));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 

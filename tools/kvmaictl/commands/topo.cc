@@ -2,9 +2,9 @@
 // GPU/NIC pair the path class and whether P2P goes direct. Reads sysfs only.
 #include <algorithm>
 
-#include "cli/cli.h"
+#include "commands/commands.h"
+#include "commands/host.h"
 #include "model/topology.h"
-#include "tree_options.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -213,17 +213,17 @@ bool wanted(const Named& n, const std::string& filter) {
   return filter.empty() || n.name == filter || n.dev->bdf == filter;
 }
 
-void show(const Args& args, Context& ctx) {
-  TreeRoots roots;
-  const std::string filter = parse_tree_args(args, roots, true);
+}  // namespace
 
+void topo_show(const Words& words, Context& ctx) {
+  const std::string filter = words.operand(0);
+  const GlobalOptions& roots = ctx.opts;
   const auto sys = open_sysfs(roots);
   PciTree tree = PciTree::read(*sys);
   // MIG instances are in procfs; a recorded sysfs tree is not paired with
   // the live procfs unless asked (--procfs-root).
-  const TreeRoots live;
-  if (roots.sysfs == live.sysfs || roots.procfs != live.procfs) {
-    tree.read_procfs(FsReader(roots.procfs));
+  if (roots.sysfs_root == kSysfsRoot || roots.procfs_root != kProcfsRoot) {
+    tree.read_procfs(FsReader(roots.procfs_root));
   }
   const Topology topo(std::move(tree));
   const bool verbose = ctx.opts.verbose;
@@ -300,15 +300,4 @@ void show(const Args& args, Context& ctx) {
   out.close_array();
 }
 
-const ObjectRegistrar kRegistrar({
-    .name = "topo",
-    .summary = "GPU/NIC PCIe topology and P2P paths (reads sysfs)",
-    .commands = {{.name = "show",
-                  .usage = "[ DEV ] [ --sysfs-root DIR ] [ --procfs-root DIR ]",
-                  .summary = "devices, switches and GPU/NIC pairs; DEV is gpuN, nicN or a BDF",
-                  .run = show}},
-    .default_command = "show",
-});
-
-}  // namespace
 }  // namespace kvmai::kvmaictl

@@ -1,14 +1,12 @@
 // `kvmaictl version`: the tool's version, then the module's (status-get).
 #include <linux/kvmai.h>
 
-#include "cli/cli.h"
+#include "commands/commands.h"
 #include "commands/group_print.h"
 
 namespace kvmai::kvmaictl {
-namespace {
 
-void show(const Args& args, Context& ctx) {
-  parse_args(args, {});
+void version_show(const Words& /*words*/, Context& ctx) {
   Printer& out = ctx.out;
   out.open_object("kvmaictl");
   out.print_string("version", KVMAICTL_VERSION, {"kvmaictl "});
@@ -52,12 +50,4 @@ void show(const Args& args, Context& ctx) {
   out.newline();
 }
 
-const ObjectRegistrar kRegistrar({
-    .name = "version",
-    .summary = "tool and kvmai module versions",
-    .commands = {{.name = "show", .usage = "", .summary = "print both versions", .run = show}},
-    .default_command = "show",
-});
-
-}  // namespace
 }  // namespace kvmai::kvmaictl

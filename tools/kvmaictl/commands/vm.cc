@@ -1,14 +1,15 @@
 // `kvmaictl vm plan`: the guest layout for a set of host devices, as QEMU
 // arguments or JSON (see vm/plan.h for the layout rules), and
 // `kvmaictl vm nccl-topo`: NCCL's topology file for that guest (vm/nccl.h).
+#include <fmt/format.h>
 #include <linux/kvmai.h>
 
-#include <charconv>
+#include <limits>
 
-#include "cli/cli.h"
+#include "commands/commands.h"
 #include "commands/group_print.h"
+#include "commands/host.h"
 #include "model/topology.h"
-#include "tree_options.h"
 #include "vm/libvirt.h"
 #include "vm/nccl.h"
 #include "vm/plan.h"
@@ -16,72 +17,53 @@
 namespace kvmai::kvmaictl {
 namespace {
 
-int positive(const std::string& word, const std::string& value) {
-  int n = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (ec != std::errc() || end != value.data() + value.size() || n <= 0) {
-    throw UsageError(word + " wants a positive number, not \"" + value + "\"");
-  }
-  return n;
-}
-
-// The words both commands take: devices, the guest's size, the tree to read.
+// The words both commands take: devices, the guest's size and backing.
 struct Request {
   PlanRequest plan{.devices = {}, .vcpus = 2, .memory_mib = 1024, .hugepages = {}};
-  TreeRoots roots;
   std::string format;
   std::string kvmai_group;  // vm plan's `group NAME`: libvirt metadata for the hook
 };
 
-Request parse(const Args& args, bool with_format) {
+Request request_of(const Words& words) {
   Request r;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    const bool keyword = w == "vcpus" || w == "memory" || w == "hugepages" || w == "--sysfs-root" ||
-                         (with_format && (w == "format" || w == "group"));
-    if (!keyword) {
-      r.plan.devices.push_back(w);
-      continue;
+  r.plan.devices = words.operands();
+  if (const auto v = words.value("vcpus")) {
+    r.plan.vcpus = static_cast<int>(number_of("vcpus", *v, 1, std::numeric_limits<int>::max()));
+  }
+  if (const auto v = words.value("memory")) {
+    r.plan.memory_mib =
+        static_cast<int>(number_of("memory", *v, 1, std::numeric_limits<int>::max()));
+  }
+  r.plan.hugepages = words.value("hugepages").value_or("");
+  if (const auto v = words.value("format")) {
+    if (*v != "qemu" && *v != "json" && *v != "libvirt") {
+      throw UsageError(fmt::format("format is qemu, json or libvirt, not \"{}\"", *v));
     }
-    if (i + 1 == args.size()) {
-      throw UsageError(w + " wants a value");
-    }
-    const std::string& v = args[++i];
-    if (w == "vcpus") {
-      r.plan.vcpus = positive(w, v);
-    } else if (w == "hugepages") {
-      r.plan.hugepages = v;
-    } else if (w == "memory") {
-      r.plan.memory_mib = positive(w, v);
-    } else if (w == "format") {
-      if (v != "qemu" && v != "json" && v != "libvirt") {
-        throw UsageError("format is qemu, json or libvirt, not \"" + v + "\"");
-      }
-      r.format = v;
-    } else if (w == "group") {
-      r.kvmai_group = checked_name("group name", v, KVMAI_NAME_LEN);
-    } else {
-      r.roots.sysfs = v;
-    }
+    r.format = *v;
+  }
+  if (const auto v = words.value("group")) {
+    r.kvmai_group = checked_name("group name", *v, KVMAI_NAME_LEN);
   }
   return r;
 }
 
-void nccl_topo(const Args& args, Context& ctx) {
-  const Request r = parse(args, false);
-  const auto sys = open_sysfs(r.roots);
+}  // namespace
+
+void vm_nccl_topo(const Words& words, Context& ctx) {
+  const Request r = request_of(words);
+  const auto sys = open_sysfs(ctx.opts);
   const Topology topo(PciTree::read(*sys));
   // The same plan as `vm plan` with these words: the bus ids are its guest's.
   ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan), topo.tree()));
 }
 
-void plan(const Args& args, Context& ctx) {
-  const Request r = parse(args, true);
+void vm_plan(const Words& words, Context& ctx) {
+  const Request r = request_of(words);
   const std::string format = !r.format.empty() ? r.format : ctx.opts.json ? "json" : "qemu";
   if (!r.kvmai_group.empty() && format != "libvirt") {
     throw UsageError("group NAME goes with format libvirt (it is the domain's metadata)");
   }
-  const auto sys = open_sysfs(r.roots);
+  const auto sys = open_sysfs(ctx.opts);
   const Topology topo(PciTree::read(*sys));
   const VmPlan p = plan_vm(topo, *sys, r.plan);
   // The hook would refuse the domain's start otherwise.
@@ -157,21 +139,4 @@ void plan(const Args& args, Context& ctx) {
   }
 }
 
-const ObjectRegistrar kRegistrar({
-    .name = "vm",
-    .summary = "the guest's layout for host devices (reads sysfs)",
-    .commands = {{.name = "plan",
-                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
-                           "[ format { qemu | json | libvirt } ] [ group NAME ] "
-                           "[ --sysfs-root DIR ]",
-                  .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
-                  .run = plan},
-                 {.name = "nccl-topo",
-                  .usage = "DEV... [ vcpus N ] [ memory MIB ] [ --sysfs-root DIR ]",
-                  .summary = "NCCL's topology file (XML) for the guest vm plan lays out",
-                  .run = nccl_topo}},
-    .default_command = "plan",
-});
-
-}  // namespace
 }  // namespace kvmai::kvmaictl

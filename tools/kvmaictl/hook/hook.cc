@@ -8,14 +8,13 @@
 #include <charconv>
 #include <fstream>
 #include <functional>
-#include <iostream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <ranges>
 #include <utility>
 #include <vector>
 
+#include "commands/commands.h"
 #include "commands/group_print.h"
 #include "common/escape.h"
 #include "common/sysfs.h"
@@ -565,77 +564,26 @@ std::string one_line(std::string s) {
   return escape_bytes(s);
 }
 
-void qemu(const Args& args, Context& ctx) {
-  const Call call = parse_call(args);
-  if (!acts_on(call)) {
-    return;
-  }
-  // By hand on a terminal, the hook would wait for the XML silently.
-  if (isatty(STDIN_FILENO) != 0) {
-    ctx.err << "kvmai: the domain XML goes on standard input, as libvirt gives it\n";
-    throw QuietExit(kExitFailed);
-  }
-  const std::string xml{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-  if (const int rc = run_qemu_hook(call, xml, ctx.err, ctx.connect); rc != kExitOk) {
-    throw QuietExit(rc);
-  }
-}
-
-const ObjectRegistrar kRegistrar({
-    .name = "hook",
-    .summary = "libvirt's hook: a domain's groups and PMUs from its metadata",
-    .commands = {{.name = "qemu",
-                  .usage = "[ --run-dir DIR ] [ --sysfs-root DIR ] [ --config FILE ] DOMAIN "
-                           "OPERATION SUB-OPERATION [ EXTRA ]\n"
-                           "                           (run by libvirt, domain XML on stdin)",
-                  .summary = "the QEMU driver's hook (/etc/libvirt/hooks/qemu.d/kvmai)",
-                  .run = qemu,
-                  .data_args = true}},
-    .default_command = "",
-});
-
 }  // namespace
 
-Call parse_call(const Args& args) {
+Call call_of(const Words& words, const GlobalOptions& opts) {
   Call c;
-  std::size_t i = 0;
-  // Options first; from the first other word on, everything is libvirt's.
-  for (; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    std::string* target = nullptr;
-    std::string_view name;
-    for (const auto& [option, field] : {std::pair{std::string_view("--run-dir"), &c.run_dir},
-                                        std::pair{std::string_view("--sysfs-root"), &c.sysfs_root},
-                                        std::pair{std::string_view("--config"), &c.config}}) {
-      if (w == option ||
-          (w.starts_with(option) && w.size() > option.size() && w[option.size()] == '=')) {
-        target = field;
-        name = option;
-      }
-    }
-    if (target == nullptr) {
-      break;
-    }
-    if (w.size() > name.size()) {
-      *target = w.substr(name.size() + 1);
-    } else if (++i < args.size()) {
-      *target = args[i];
-    } else {
-      throw UsageError("missing " + std::string(name == "--config" ? "FILE" : "DIR") + " after \"" +
-                       std::string(name) + "\"");
-    }
-  }
-  const std::vector<std::string_view> wanted{"DOMAIN", "OPERATION", "SUB-OPERATION"};
-  if (args.size() - i < wanted.size()) {
-    throw UsageError("missing " + std::string(wanted[args.size() - i]));
-  }
-  c.domain = args[i];
-  c.operation = args[i + 1];
-  c.suboperation = args[i + 2];
+  c.run_dir = words.value("run-dir").value_or(c.run_dir);
+  c.config = words.value("config").value_or(c.config);
+  c.sysfs_root = opts.sysfs_root;
+  const auto data = words.operands();
+  c.domain = data[0];
+  c.operation = data[1];
+  c.suboperation = data[2];
   // Later libvirt versions may pass more: ignored, since refusing them
   // would stop every domain from starting.
-  c.extra = i + 3 < args.size() ? args[i + 3] : "-";
+  c.extra = data.size() > 3 ? data[3] : "-";
   return c;
+}
+
+Call parse_call(const Args& args) {
+  GlobalOptions opts;
+  return call_of(parse_words(table_command("hook", "qemu").syntax, args, opts), opts);
 }
 
 bool acts_on(const Call& call) {

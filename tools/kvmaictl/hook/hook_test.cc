@@ -358,6 +358,12 @@ TEST(HookCli, ArgumentsAndOptions) {
             "/tmp/h.conf");
   // More words than libvirt passes today are taken, not refused.
   EXPECT_EQ(parse_call({"vm1", "started", "begin", "-", "future"}).domain, "vm1");
+  // After "--", libvirt's words are data: a domain called like an option
+  // points the hook at no other file.
+  const Call dashed = parse_call({"--", "--config=/tmp/evil", "prepare", "begin", "-"});
+  EXPECT_EQ(dashed.domain, "--config=/tmp/evil");
+  EXPECT_EQ(dashed.config, "/etc/kvmai/hook.conf");
+  EXPECT_EQ(parse_call({"--", "-v", "prepare", "begin"}).domain, "-v");
 
   const auto r = testing::run_cli({"hook", "qemu", "vm1", "started"});
   EXPECT_EQ(r.rc, kExitUsage);

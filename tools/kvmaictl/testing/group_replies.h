@@ -6,7 +6,7 @@
 #include <functional>
 #include <memory>
 
-#include "cli/cli.h"
+#include "cli/command.h"
 #include "testing/fake_transport.h"
 
 namespace kvmai::kvmaictl::testing {

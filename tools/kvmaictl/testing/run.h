@@ -11,7 +11,8 @@
 #include <sstream>
 #include <string>
 
-#include "cli/cli.h"
+#include "cli/run.h"
+#include "commands/commands.h"
 
 namespace kvmai::kvmaictl::testing {
 
@@ -33,7 +34,7 @@ inline RunResult run_cli(const Args& args, const TransportFactory& connect = nul
     };
   }
   RunResult r;
-  r.rc = run(args, out, err, factory);
+  r.rc = run(command_table(), args, out, err, factory);
   r.out = out.str();
   r.err = err.str();
   return r;

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "cli/cli.h"
+#include "cli/errors.h"
 #include "cli/print.h"
 
 namespace kvmai::kvmaictl {
