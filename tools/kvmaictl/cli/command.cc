@@ -8,4 +8,8 @@ void Context::warn(std::string_view text) const {
   }
 }
 
+Kvmai Context::kvmai() const {
+  return {connect, [this](std::string_view text) { warn(text); }};
+}
+
 }  // namespace kvmai::kvmaictl

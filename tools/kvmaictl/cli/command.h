@@ -11,7 +11,7 @@
 #include "cli/errors.h"
 #include "cli/grammar.h"
 #include "cli/print.h"
-#include "client/genl.h"
+#include "client/kvmai.h"
 
 namespace kvmai::kvmaictl {
 
@@ -26,6 +26,9 @@ struct Context {
   // A warning the kernel gave with a successful reply (extack): one line
   // on stderr; nothing when `text` is empty.
   void warn(std::string_view text) const;
+  // The kvmai module's client, its warnings on stderr as warn() prints
+  // them; no socket is opened before its first request.
+  Kvmai kvmai() const;
 };
 
 using Handler = void (*)(const Words& words, Context& ctx);

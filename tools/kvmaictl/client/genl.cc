@@ -169,6 +169,10 @@ GenlError GenlError::kernel(int error, std::string extack) {
   return {Kind::kernel, error, std::move(extack), message};
 }
 
+GenlError GenlError::with_hint(std::string_view hint) const {
+  return {kind_, error_, extack_, std::string(what()) + " (" + std::string(hint) + ")"};
+}
+
 GenlError GenlError::transport(std::string_view what, std::string_view detail) {
   return {Kind::transport, 0, "", "netlink " + std::string(what) + ": " + std::string(detail)};
 }

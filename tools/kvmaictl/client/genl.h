@@ -87,6 +87,10 @@ class GenlError : public std::runtime_error {
   static GenlError kernel(int error, std::string extack);
   static GenlError transport(std::string_view what, std::string_view detail);
 
+  // This error with `hint` after its message, in parentheses: what the
+  // errno alone would leave a reader to guess.
+  GenlError with_hint(std::string_view hint) const;
+
   Kind kind() const { return kind_; }
   int error() const { return error_; }
   const std::string& extack() const { return extack_; }

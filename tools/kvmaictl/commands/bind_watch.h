@@ -3,14 +3,11 @@
 // SIGTERM, or a notification says the object ended some other way.
 #pragma once
 
-#include <linux/kvmai.h>
-
 #include <functional>
-#include <memory>
 #include <optional>
 
 #include "cli/command.h"
-#include "client/genl.h"
+#include "client/kvmai.h"
 #include "common/stop_signals.h"
 
 namespace kvmai::kvmaictl {
@@ -19,23 +16,23 @@ class BindWatch {
  public:
   // Set up before the request, so that no notification or signal arriving
   // between the request and the wait is missed. Does nothing unless `bind`.
-  BindWatch(Context& ctx, bool bind) {
+  BindWatch(const Context& ctx, bool bind) {
     if (bind) {
-      watcher_ = ctx.connect(KVMAI_FAMILY_NAME);
-      watcher_->subscribe(KVMAI_MCGRP_MONITOR);
+      watcher_.emplace(ctx.connect, nullptr);
+      watcher_->subscribe();
       stop_.emplace();
     }
   }
 
   // Flushes the output, then waits while `keep_waiting` says a
   // notification is not the end of the object.
-  void hold(Context& ctx, const std::function<bool(const GenlMessage&)>& keep_waiting) {
+  void hold(Context& ctx, const std::function<bool(const Event&)>& keep_waiting) {
     ctx.out.emit();
-    watcher_->receive(keep_waiting, stop_->fd());
+    watcher_->watch(keep_waiting, stop_->fd());
   }
 
  private:
-  std::unique_ptr<GenlTransport> watcher_;
+  std::optional<Kvmai> watcher_;
   std::optional<StopSignals> stop_;
 };
 

@@ -14,8 +14,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "client/names.h"
 #include "commands/commands.h"
-#include "commands/group_print.h"
 #include "common/sysfs.h"
 
 namespace kvmai::kvmaictl {

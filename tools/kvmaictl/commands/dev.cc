@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 #include <linux/kvmai.h>
 
+#include "client/names.h"
 #include "commands/commands.h"
-#include "commands/group_print.h"
 #include "model/pci_tree.h"
 
 namespace kvmai::kvmaictl {
@@ -17,21 +17,18 @@ std::string pci_addr(std::string_view s) {
   throw UsageError(fmt::format("bad PCI address \"{}\" (want [DDDD:]BB:DD.F)", printable(s)));
 }
 
-void change(const Words& words, Context& ctx, std::uint8_t cmd) {
-  AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name("group name", words.operand(0), KVMAI_NAME_LEN))
-      .put_string(KVMAI_A_GROUP_PCI_ADDR, pci_addr(words.operand(1)));
-  ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(cmd, req).warning);
+std::string group_name(const Words& words) {
+  return checked_name("group name", words.operand(0), KVMAI_NAME_LEN);
 }
 
 }  // namespace
 
 void dev_add(const Words& words, Context& ctx) {
-  change(words, ctx, KVMAI_CMD_DEV_ADD);
+  ctx.kvmai().dev_add(group_name(words), pci_addr(words.operand(1)));
 }
 
 void dev_del(const Words& words, Context& ctx) {
-  change(words, ctx, KVMAI_CMD_DEV_DEL);
+  ctx.kvmai().dev_del(group_name(words), pci_addr(words.operand(1)));
 }
 
 }  // namespace kvmai::kvmaictl

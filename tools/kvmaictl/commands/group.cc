@@ -9,84 +9,64 @@
 namespace kvmai::kvmaictl {
 namespace {
 
-void print_groups(Context& ctx, const std::vector<GenlMessage>& groups) {
+void print_groups(Context& ctx, const std::vector<Group>& groups) {
   ctx.out.open_array("groups");
   for (const auto& g : groups) {
     if (&g != &groups.front()) {
       ctx.out.newline();
     }
-    print_group(ctx.out, g.attrs, ctx.opts.verbose);
+    print_group(ctx.out, g, ctx.opts.verbose);
   }
   ctx.out.close_array();
 }
 
-// The group ended some other way: deleted by someone else.
-bool group_still_there(const GenlMessage& m, const std::string& name) {
-  return m.cmd != KVMAI_CMD_GROUP_DELETE_NTF ||
-         m.attrs.str(KVMAI_A_GROUP_NAME).value_or("") != name;
+std::string group_name(const Words& words) {
+  return checked_name("group name", words.operand(0), KVMAI_NAME_LEN);
 }
 
 // group-set with whatever of mode and state is given.
 void set_group(Context& ctx, const std::string& name, std::optional<std::uint32_t> mode,
                std::optional<std::uint32_t> state) {
-  AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name("group name", name, KVMAI_NAME_LEN));
-  if (mode) {
-    req.put_u32(KVMAI_A_GROUP_MODE, *mode);
-  }
-  if (state) {
-    req.put_u32(KVMAI_A_GROUP_STATE, *state);
-  }
-  ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(KVMAI_CMD_GROUP_SET, req).warning);
+  ctx.kvmai().group_set(checked_name("group name", name, KVMAI_NAME_LEN), mode, state);
 }
 
 }  // namespace
 
 void group_show(const Words& words, Context& ctx) {
-  const auto t = ctx.connect(KVMAI_FAMILY_NAME);
   if (words.operands().empty()) {
-    print_groups(ctx, join_group_parts(t->dump(KVMAI_CMD_GROUP_GET, {})));
+    print_groups(ctx, ctx.kvmai().groups());
     return;
   }
-  AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name("group name", words.operand(0), KVMAI_NAME_LEN));
-  const auto reply = t->request(KVMAI_CMD_GROUP_GET, req);
-  ctx.warn(reply.warning);
-  print_groups(ctx, {reply});
+  print_groups(ctx, {ctx.kvmai().group(group_name(words))});
 }
 
 void group_add(const Words& words, Context& ctx) {
-  const std::string name = checked_name("group name", words.operand(0), KVMAI_NAME_LEN);
-  const auto vm = words.value("vm");
-  if (!vm) {
+  NewGroup g{.name = group_name(words),
+             .vm = words.value("vm").value_or(""),
+             .mode = std::nullopt,
+             .bind_socket = words.has("bind-socket")};
+  if (!words.has("vm")) {
     throw UsageError("missing \"vm VMID\"");
   }
-  checked_name("VMID", *vm, KVMAI_VM_LEN);
-  AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, name).put_string(KVMAI_A_GROUP_VM, *vm);
+  checked_name("VMID", g.vm, KVMAI_VM_LEN);
   if (const auto mode = words.value("mode")) {
-    req.put_u32(KVMAI_A_GROUP_MODE, enum_value(mode_names(), *mode, "mode"));
-  }
-  const bool bind = words.has("bind-socket");
-  if (bind) {
-    req.put_flag(KVMAI_A_GROUP_BIND_SOCKET);
+    g.mode = enum_value(mode_names(), *mode, "mode");
   }
 
-  // The group lives as long as `t` when bound.
-  const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-  BindWatch watch(ctx, bind);
-  const auto reply = t->request(KVMAI_CMD_GROUP_NEW, req);
-  ctx.warn(reply.warning);
-  print_groups(ctx, {reply});
-  if (bind) {
-    watch.hold(ctx, [&](const GenlMessage& m) { return group_still_there(m, name); });
+  // The group lives as long as `kvmai`'s socket when bound.
+  Kvmai kvmai = ctx.kvmai();
+  BindWatch watch(ctx, g.bind_socket);
+  print_groups(ctx, {kvmai.group_new(g)});
+  if (g.bind_socket) {
+    // It ended some other way: deleted by someone else.
+    watch.hold(ctx, [&](const Event& e) {
+      return e.kind != Event::Kind::group_delete || e.group.name.value_or("") != g.name;
+    });
   }
 }
 
 void group_del(const Words& words, Context& ctx) {
-  AttrSet req;
-  req.put_string(KVMAI_A_GROUP_NAME, checked_name("group name", words.operand(0), KVMAI_NAME_LEN));
-  ctx.warn(ctx.connect(KVMAI_FAMILY_NAME)->request(KVMAI_CMD_GROUP_DEL, req).warning);
+  ctx.kvmai().group_del(group_name(words));
 }
 
 void group_set(const Words& words, Context& ctx) {

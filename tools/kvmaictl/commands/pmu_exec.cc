@@ -28,9 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include "client/names.h"
 #include "commands/commands.h"
-#include "commands/group_print.h"
-#include "commands/pmu_print.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -503,13 +502,8 @@ void launch(const ExecCall& call, Context& ctx, const UnitFdSourceFactory& open_
   const Credentials creds = resolve_credentials(call.user, call.group);
   std::vector<std::string> units = call.units;
   if (units.empty()) {
-    // The socket closes with `t`, long before the exec.
-    const auto t = ctx.connect(KVMAI_FAMILY_NAME);
-    AttrSet req;
-    req.put_string(KVMAI_A_PMU_VM, call.vm);
-    const auto reply = pmu_module_call([&] { return t->request(KVMAI_CMD_PMU_GET, req); });
-    ctx.warn(reply.warning);
-    units = unit_names(reply.attrs);
+    // The socket closes with the client, long before the exec.
+    units = ctx.kvmai().pmu_record(call.vm).unit_names();
     if (units.empty()) {
       throw OpError("vm " + call.vm + " has no reserved units");
     }

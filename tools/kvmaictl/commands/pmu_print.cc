@@ -1,11 +1,11 @@
 #include "commands/pmu_print.h"
 
-#include <linux/kvmai.h>
+#include <fmt/format.h>
 
-#include <cstring>
 #include <utility>
 
-#include "commands/group_print.h"
+#include "client/names.h"
+#include "common/format.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -28,61 +28,35 @@ void print_u64_json(Printer& out, std::string_view key, std::optional<std::uint6
 
 // One msr-range nest: always in JSON, a line of its own in text when
 // `verbose` ("msr 0xc0010231 count 1 read write mask 0x0000ffffffffffff").
-void print_msr_range(Printer& out, const AttrSet& r, bool verbose) {
+void print_msr_range(Printer& out, const MsrRange& r, bool verbose) {
   const Show show = verbose ? Show::any : Show::json_only;
-  const auto base = r.u32(KVMAI_A_MSR_RANGE_BASE);
-  const bool read = r.has(KVMAI_A_MSR_RANGE_READ);
-  const bool write = r.has(KVMAI_A_MSR_RANGE_WRITE);
-  const auto mask = r.u64(KVMAI_A_MSR_RANGE_WRITE_MASK);
   out.open_object();
-  print_u32(out, "base", base, {}, Show::json_only);
+  print_u32(out, "base", r.base, {}, Show::json_only);
   if (verbose) {
-    out.print_string("base", base ? to_hex(*base) : "?", {"\n        msr "}, Show::text_only);
+    out.print_string("base", r.base ? to_hex(*r.base) : "?", {"\n        msr "}, Show::text_only);
   }
-  print_u32(out, "count", r.u32(KVMAI_A_MSR_RANGE_COUNT), {" count "}, show);
-  out.print_bool("read", read, {}, Show::json_only);
-  out.print_bool("write", write, {}, Show::json_only);
-  print_u64_json(out, "write_mask", mask);
+  print_u32(out, "count", r.count, {" count "}, show);
+  out.print_bool("read", r.read, {}, Show::json_only);
+  out.print_bool("write", r.write, {}, Show::json_only);
+  print_u64_json(out, "write_mask", r.write_mask);
   if (verbose) {
-    out.text(std::string(read ? " read" : "") + (write ? " write" : ""));
-    if (write || mask) {
-      out.text(" mask " + (mask ? to_hex(*mask, 16) : std::string("?")));
+    out.text(fmt::format("{}{}", r.read ? " read" : "", r.write ? " write" : ""));
+    if (r.write || r.write_mask) {
+      out.text(fmt::format(" mask {}", r.write_mask ? to_hex(*r.write_mask, 16) : "?"));
     }
   }
   out.close_object();
 }
 
-// One element of a multi-attr u32 array (AttrSet::u32 finds the first only).
-std::optional<std::uint32_t> attr_u32(const Attr& a) {
-  std::uint32_t v = 0;
-  if (a.payload.size() != sizeof v) {
-    return std::nullopt;
-  }
-  std::memcpy(&v, a.payload.data(), sizeof v);
-  return v;
-}
-
 // A multi-attr u32 array: as JSON, and as text ("0,1"; "" when empty).
-std::pair<Json, std::string> u32_list(const AttrSet& set, std::uint16_t type) {
+std::pair<Json, std::string> u32_list(const std::vector<std::optional<std::uint32_t>>& values) {
   Json json = Json::array();
-  std::string text;
-  for (const Attr* a : set.all(type)) {
-    const auto n = attr_u32(*a);
+  std::vector<std::string> text;
+  for (const auto& n : values) {
     json.push_back(n ? Json(*n) : Json(nullptr));
-    text += (text.empty() ? "" : ",") + (n ? std::to_string(*n) : std::string("?"));
+    text.push_back(n ? std::to_string(*n) : "?");
   }
-  return {json, text};
-}
-
-// What one instance of a unit counts for; assignments still cover whole
-// packages. Unknown when the kernel does not say (a revoked unit).
-std::optional<std::string> scope_name(std::optional<std::uint32_t> scope) {
-  static const EnumNames names{
-      {KVMAI_SCOPE_PACKAGE, "package"}, {KVMAI_SCOPE_DIE, "die"}, {KVMAI_SCOPE_LLC, "llc"}};
-  if (!scope) {
-    return std::nullopt;
-  }
-  return enum_name(names, *scope);
+  return {json, join(text, ",")};
 }
 
 // Units of the host's list say which VM has them and carry no MSR
@@ -90,69 +64,68 @@ std::optional<std::string> scope_name(std::optional<std::uint32_t> scope) {
 // and list the MSRs its guest may access.
 enum class UnitsOf { host, vm };
 
-void print_unit(Printer& out, const AttrSet& u, UnitsOf of, bool verbose) {
+void print_unit(Printer& out, const Unit& u, UnitsOf of, bool verbose) {
   out.open_object();
-  out.print_opt_string("name", u.str(KVMAI_A_UNIT_NAME), {"\n    unit "}, "?");
-  print_u32(out, "type", u.u32(KVMAI_A_UNIT_TYPE), {" type "});
-  print_u32(out, "msr_ranges", u.u32(KVMAI_A_UNIT_MSR_RANGES), {" msr-ranges "});
-  print_u32(out, "host_events", u.u32(KVMAI_A_UNIT_HOST_EVENTS), {" host-events "});
-  out.print_opt_string("scope", scope_name(u.u32(KVMAI_A_UNIT_SCOPE)), {" scope "});
+  out.print_opt_string("name", u.name, {"\n    unit "}, "?");
+  print_u32(out, "type", u.type, {" type "});
+  print_u32(out, "msr_ranges", u.msr_ranges, {" msr-ranges "});
+  print_u32(out, "host_events", u.host_events, {" host-events "});
+  // What one instance counts for; assignments still cover whole packages.
+  // Unknown when the kernel does not say (a revoked unit).
+  out.print_opt_string("scope",
+                       u.scope ? std::optional(enum_name(scope_names(), *u.scope)) : std::nullopt,
+                       {" scope "});
   // Such a unit goes only to a VM with every CPU of its packages.
-  const bool core_select = u.has(KVMAI_A_UNIT_CORE_SELECT);
-  out.print_bool("core_select", core_select, {}, Show::json_only);
-  if (core_select) {
+  out.print_bool("core_select", u.core_select, {}, Show::json_only);
+  if (u.core_select) {
     out.text(" core-select");
   }
-  out.print_opt_string("vm", u.str(KVMAI_A_UNIT_VM), {" vm "}, "-",
+  out.print_opt_string("vm", u.vm, {" vm "}, "-",
                        of == UnitsOf::host ? Show::any : Show::json_only);
   if (of == UnitsOf::vm) {
     // CPU hotplug took these packages away; text names them only then.
-    const auto [offline, offline_text] = u32_list(u, KVMAI_A_UNIT_OFFLINE_PACKAGE);
+    const auto [offline, offline_text] = u32_list(u.offline_packages);
     out.print_json("offline_package", offline);
     if (!offline_text.empty()) {
-      out.text(" offline-packages " + offline_text);
+      out.text(fmt::format(" offline-packages {}", offline_text));
     }
-    const auto scrubs = u.u32(KVMAI_A_UNIT_HOTPLUG_SCRUBS);
-    print_u32(out, "hotplug_scrubs", scrubs, {" hotplug-scrubs "},
-              scrubs.value_or(0) != 0 ? Show::any : Show::json_only);
+    print_u32(out, "hotplug_scrubs", u.hotplug_scrubs, {" hotplug-scrubs "},
+              u.hotplug_scrubs.value_or(0) != 0 ? Show::any : Show::json_only);
     out.open_array("msr");
-    for (const Attr* a : u.all(KVMAI_A_UNIT_MSR)) {
-      print_msr_range(out, AttrSet::parse(a->payload), verbose);
+    for (const MsrRange& r : u.msrs) {
+      print_msr_range(out, r, verbose);
     }
     out.close_array();
   }
   out.close_object();
 }
 
-void print_units(Printer& out, const AttrSet& set, std::uint16_t type, UnitsOf of, bool verbose) {
+void print_units(Printer& out, const std::vector<Unit>& units, UnitsOf of, bool verbose) {
   out.open_array("unit");
-  for (const Attr* a : set.all(type)) {
-    print_unit(out, AttrSet::parse(a->payload), of, verbose);
+  for (const Unit& u : units) {
+    print_unit(out, u, of, verbose);
   }
   out.close_array();
 }
 
 // "cpu 3 pmu cpu config 0xc0 held by pid 4242 (perf)"; the kernel's own
 // events (pid 0) are most often the NMI watchdog.
-void print_conflict(Printer& out, const AttrSet& c) {
-  const auto pid = c.u32(KVMAI_A_CONFLICT_PID);
-  const auto comm = c.str(KVMAI_A_CONFLICT_COMM);
-  const auto config = c.u64(KVMAI_A_CONFLICT_CONFIG);
+void print_conflict(Printer& out, const Conflict& c) {
   out.open_object();
-  print_u32(out, "cpu", c.u32(KVMAI_A_CONFLICT_CPU), {"\n    conflict cpu "});
-  out.print_opt_string("pmu", c.str(KVMAI_A_CONFLICT_PMU), {" pmu "}, "?");
+  print_u32(out, "cpu", c.cpu, {"\n    conflict cpu "});
+  out.print_opt_string("pmu", c.pmu, {" pmu "}, "?");
   // Hex in text, a number in JSON.
-  print_u64_json(out, "config", config);
-  out.print_string("config", config ? to_hex(*config) : "?", {" config "}, Show::text_only);
-  print_u32(out, "pid", pid, {}, Show::json_only);
-  out.print_opt_string("comm", comm, {}, "", Show::json_only);
+  print_u64_json(out, "config", c.config);
+  out.print_string("config", c.config ? to_hex(*c.config) : "?", {" config "}, Show::text_only);
+  print_u32(out, "pid", c.pid, {}, Show::json_only);
+  out.print_opt_string("comm", c.comm, {}, "", Show::json_only);
   std::string owner = "an unknown owner";
-  if (pid && *pid == 0) {
+  if (c.pid && *c.pid == 0) {
     owner = "the kernel";
-  } else if (pid) {
-    owner = "pid " + std::to_string(*pid) + (comm ? " (" + *comm + ")" : "");
+  } else if (c.pid) {
+    owner = c.comm ? fmt::format("pid {} ({})", *c.pid, *c.comm) : fmt::format("pid {}", *c.pid);
   }
-  out.text(" held by " + owner);
+  out.text(fmt::format(" held by {}", owner));
   out.close_object();
 }
 
@@ -160,9 +133,9 @@ std::string kvm_text(const MediatedPmu& kvm) {
   switch (kvm.state) {
     case MediatedPmu::State::enabled:
     case MediatedPmu::State::disabled:
-      return kvm.module + ".enable_mediated_pmu=" + kvm.value.value_or("");
+      return fmt::format("{}.enable_mediated_pmu={}", kvm.module, kvm.value.value_or(""));
     case MediatedPmu::State::unsupported:
-      return kvm.module + " (mediated vPMU not supported by this kernel)";
+      return fmt::format("{} (mediated vPMU not supported by this kernel)", kvm.module);
     case MediatedPmu::State::kvm_not_loaded:
       return "not loaded";
   }
@@ -171,65 +144,52 @@ std::string kvm_text(const MediatedPmu& kvm) {
 
 }  // namespace
 
-std::vector<std::string> unit_names(const AttrSet& pmu) {
-  std::vector<std::string> v;
-  for (const Attr* a : pmu.all(KVMAI_A_PMU_UNIT)) {
-    v.push_back(AttrSet::parse(a->payload).str(KVMAI_A_UNIT_NAME).value_or("?"));
-  }
-  return v;
-}
-
-void print_pmu(Printer& out, const AttrSet& pmu, bool verbose, std::string_view key) {
+void print_pmu(Printer& out, const PmuRecord& pmu, bool verbose, std::string_view key) {
   out.open_object(key);
-  out.print_opt_string("vm", pmu.str(KVMAI_A_PMU_VM), {"vm "}, "?");
-  out.print_bool("core", pmu.has(KVMAI_A_PMU_CORE), {" core "});
-  out.print_opt_string("cpus", pmu.str(KVMAI_A_PMU_CPUS), {" cpus "});
-  out.print_bool("shared", pmu.has(KVMAI_A_PMU_SHARED), {" shared "});
-  print_u32(out, "pid", pmu.u32(KVMAI_A_PMU_PID), {" pid "});
-  out.print_bool("bind_socket", pmu.has(KVMAI_A_PMU_BIND_SOCKET), {" bind-socket "});
-  const auto [packages, text] = u32_list(pmu, KVMAI_A_PMU_PACKAGE);
+  out.print_opt_string("vm", pmu.vm, {"vm "}, "?");
+  out.print_bool("core", pmu.core, {" core "});
+  out.print_opt_string("cpus", pmu.cpus, {" cpus "});
+  out.print_bool("shared", pmu.shared, {" shared "});
+  print_u32(out, "pid", pmu.pid, {" pid "});
+  out.print_bool("bind_socket", pmu.bind_socket, {" bind-socket "});
+  const auto [packages, text] = u32_list(pmu.packages);
   out.print_json("package", packages);
   out.print_string("package", text.empty() ? "-" : text, {" packages "}, Show::text_only);
-  print_units(out, pmu, KVMAI_A_PMU_UNIT, UnitsOf::vm, verbose);
+  print_units(out, pmu.units, UnitsOf::vm, verbose);
   out.close_object();
   out.newline();
 }
 
-void print_pmu_summary(Printer& out, const AttrSet& pmu) {
+void print_pmu_summary(Printer& out, const PmuRecord& pmu) {
   const Show show = Show::text_only;
-  out.print_opt_string("vm", pmu.str(KVMAI_A_PMU_VM), {" "}, "?", show);
-  out.print_bool("core", pmu.has(KVMAI_A_PMU_CORE), {" core "}, show);
-  out.print_string_list("unit", unit_names(pmu), {" units "}, show);
-  out.print_opt_string("cpus", pmu.str(KVMAI_A_PMU_CPUS), {" cpus "}, "-", show);
+  out.print_opt_string("vm", pmu.vm, {" "}, "?", show);
+  out.print_bool("core", pmu.core, {" core "}, show);
+  out.print_string_list("unit", pmu.unit_names(), {" units "}, show);
+  out.print_opt_string("cpus", pmu.cpus, {" cpus "}, "-", show);
 }
 
-bool pmu_released(const AttrSet& pmu) {
-  return !pmu.has(KVMAI_A_PMU_CORE) && !pmu.has(KVMAI_A_PMU_UNIT);
-}
-
-void print_pmu_host(Printer& out, const AttrSet& host, const MediatedPmu& kvm,
+void print_pmu_host(Printer& out, const PmuHost& host, const MediatedPmu& kvm,
                     std::optional<bool> nmi_watchdog, std::string_view key) {
   out.open_object(key);
-  out.print_bool("core_capable", host.has(KVMAI_A_PMU_HOST_CORE_CAPABLE),
-                 {"host mediated-vpmu capable "});
+  out.print_bool("core_capable", host.core_capable, {"host mediated-vpmu capable "});
   out.open_object("kvm");
   out.print_opt_string("module", kvm.module.empty() ? std::nullopt : std::optional(kvm.module), {},
                        "", Show::json_only);
   out.print_opt_string("enable_mediated_pmu", kvm.value, {}, "", Show::json_only);
   out.print_string("state", mediated_state_name(kvm.state), {}, Show::json_only);
   out.close_object();
-  out.text(" kvm " + kvm_text(kvm));
+  out.text(fmt::format(" kvm {}", kvm_text(kvm)));
   out.print_json("nmi_watchdog", nmi_watchdog ? Json(*nmi_watchdog) : Json(nullptr));
-  out.text(std::string(" nmi-watchdog ") + (!nmi_watchdog ? "-" : *nmi_watchdog ? "on" : "off"));
-  print_u32(out, "core_fences", host.u32(KVMAI_A_PMU_HOST_CORE_FENCES), {"\n    core fences "});
-  print_u32(out, "core_include_guest_events", host.u32(KVMAI_A_PMU_HOST_CORE_INCLUDE_GUEST_EVENTS),
+  out.text(fmt::format(" nmi-watchdog {}", !nmi_watchdog ? "-" : *nmi_watchdog ? "on" : "off"));
+  print_u32(out, "core_fences", host.core_fences, {"\n    core fences "});
+  print_u32(out, "core_include_guest_events", host.core_include_guest_events,
             {" include-guest-events "});
   out.open_array("conflict");
-  for (const Attr* a : host.all(KVMAI_A_PMU_HOST_CONFLICT)) {
-    print_conflict(out, AttrSet::parse(a->payload));
+  for (const Conflict& c : host.conflicts) {
+    print_conflict(out, c);
   }
   out.close_array();
-  print_units(out, host, KVMAI_A_PMU_HOST_UNIT, UnitsOf::host, false);
+  print_units(out, host.units, UnitsOf::host, false);
   out.close_object();
   out.newline();
 }

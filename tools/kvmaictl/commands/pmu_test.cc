@@ -515,7 +515,7 @@ TEST(Pmu, AssignArgumentErrorsAreUsageErrors) {
       {{"vm1", std::string(64, 'u')},
        "unit name \"" + std::string(64, 'u') + "\" is longer than 63 characters"},
       {{"vm1", ""}, "unit name \"\" is empty"},
-      // Names are data for shells and terminals too (kvmai_group.h).
+      // Names are data for shells and terminals too (client/names.h).
       {{"$(touch${IFS}pw)", "core"},
        "VM \"$(touch${IFS}pw)\" has '$' at offset 0, which names may not hold (letters, digits "
        "and ._:@+- only)"},

@@ -1,8 +1,9 @@
 // `kvmaictl version`: the tool's version, then the module's (status-get).
-#include <linux/kvmai.h>
+#include <fmt/format.h>
 
+#include "client/names.h"
 #include "commands/commands.h"
-#include "commands/group_print.h"
+#include "common/format.h"
 
 namespace kvmai::kvmaictl {
 
@@ -13,37 +14,31 @@ void version_show(const Words& /*words*/, Context& ctx) {
   out.close_object();
   out.newline();
 
-  const auto transport = ctx.connect(KVMAI_FAMILY_NAME);
-  const auto reply = transport->request(KVMAI_CMD_STATUS_GET, {});
-  const AttrSet& a = reply.attrs;
+  const ModuleStatus status = ctx.kvmai().status();
   out.open_object("module");
-  out.print_opt_string("version", a.str(KVMAI_A_STATUS_VERSION), {"kvmai module "}, "unknown");
-  const auto api = a.u32(KVMAI_A_STATUS_API_VERSION);
+  out.print_opt_string("version", status.version, {"kvmai module "}, "unknown");
+  const auto api = status.api_version;
   out.print_opt_int("api_version", api ? std::optional<std::int64_t>(*api) : std::nullopt,
                     {" (api "}, "unknown");
   out.text(")");
-  out.print_opt_string("kernel", a.str(KVMAI_A_STATUS_KERNEL), {" on kernel "}, "unknown");
+  out.print_opt_string("kernel", status.kernel, {" on kernel "}, "unknown");
   out.newline();
   // Older modules do not say: null in JSON.
-  if (const auto features = a.u32(KVMAI_A_STATUS_FEATURES)) {
-    const auto names = flag_names(feature_names(), *features);
+  if (status.features) {
+    const auto names = flag_names(feature_names(), *status.features);
     out.print_json("features", names);
-    std::string text;
-    for (const auto& n : names) {
-      text += ' ' + n;
-    }
-    out.text("features:" + (text.empty() ? std::string(" none") : text));
+    out.text(fmt::format("features: {}", names.empty() ? "none" : join(names, " ")));
   } else {
     out.print_opt_string("features", std::nullopt, {"features: "}, "unknown");
   }
   // Ports whose saved ACS word kvmai could not put back yet: a line only
   // when there are some, the count always in JSON (older modules: absent).
-  if (const auto pending = a.u32(KVMAI_A_STATUS_RESTORE_PENDING)) {
+  if (const auto pending = status.restore_pending) {
     out.print_uint("restore_pending", *pending, {}, Show::json_only);
-    if (*pending) {
+    if (*pending != 0) {
       out.newline();
-      out.text("ACS restores pending: " + std::to_string(*pending) +
-               " port(s), retried by kvmai (see the kernel log)");
+      out.text(fmt::format(
+          "ACS restores pending: {} port(s), retried by kvmai (see the kernel log)", *pending));
     }
   }
   out.close_object();

@@ -6,8 +6,8 @@
 
 #include <limits>
 
+#include "client/names.h"
 #include "commands/commands.h"
-#include "commands/group_print.h"
 #include "commands/host.h"
 #include "model/topology.h"
 #include "vm/libvirt.h"

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "commands/group_print.h"
+#include "client/names.h"
 #include "hook/metadata.h"
 
 namespace kvmai::kvmaictl::hook {

@@ -11,7 +11,7 @@
 #include <set>
 #include <utility>
 
-#include "commands/group_print.h"
+#include "client/names.h"
 #include "model/pci_tree.h"
 #include "vm/libvirt.h"
 
