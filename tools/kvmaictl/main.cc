@@ -1,4 +1,5 @@
 // kvmaictl: operator CLI for kvm-ai.
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/run.h"
@@ -8,5 +9,5 @@
 int main(int argc, char** argv) {
   using namespace kvmai::kvmaictl;
   const Args args(argv + 1, argv + argc);
-  return run(command_table(), args, std::cout, std::cerr, connect_libnl);
+  return run(command_table(), args, std::cout, std::cerr, connect_libnl, ::getenv);
 }

@@ -75,6 +75,9 @@ void set_verbose(GlobalOptions& o, const std::string& /*value*/) {
 void set_help(GlobalOptions& o, const std::string& /*value*/) {
   o.help = true;
 }
+void set_host_bridge_switches(GlobalOptions& o, const std::string& /*value*/) {
+  o.host_bridge_switches = true;
+}
 void set_sysfs_root(GlobalOptions& o, const std::string& value) {
   o.sysfs_root = value;
 }
@@ -277,8 +280,24 @@ const std::vector<GlobalOption>& global_options() {
       {'h', "help", "", "usage of the tool, object or command", set_help},
       {0, "sysfs-root", "DIR", "read sysfs from DIR (default /sys)", set_sysfs_root},
       {0, "procfs-root", "DIR", "read procfs from DIR (default /proc)", set_procfs_root},
+      {0, "host-bridge-switches", "",
+       "count each host bridge's root ports as one switch's downstream ports",
+       set_host_bridge_switches, "KVMAICTL_HOST_BRIDGE_SWITCHES"},
   };
   return options;
+}
+
+void options_from_environment(GlobalOptions& opts,
+                              const std::function<const char*(const char*)>& getenv) {
+  for (const auto& o : global_options()) {
+    if (o.environment.empty()) {
+      continue;
+    }
+    const char* value = getenv(std::string(o.environment).c_str());
+    if (value != nullptr && std::string_view(value) != "" && std::string_view(value) != "0") {
+      o.set(opts, value);
+    }
+  }
 }
 
 std::vector<std::string> Words::operands() const {

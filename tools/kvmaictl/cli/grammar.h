@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -36,6 +37,10 @@ struct GlobalOptions {
   bool help = false;
   std::string sysfs_root{kSysfsRoot};  // where sysfs is mounted (common/sysfs.h)
   std::string procfs_root{kProcfsRoot};
+  // The root ports of each host bridge are one switch's downstream ports
+  // (model/pci_tree.h, PciTree::Options): for a host whose ACS switches
+  // are emulated by host bridges.
+  bool host_bridge_switches = false;
 };
 
 // One global option, for parsing and for the usage text.
@@ -45,10 +50,18 @@ struct GlobalOption {
   std::string_view value_name;  // empty: a flag
   std::string_view help;
   void (*set)(GlobalOptions& opts, const std::string& value) = nullptr;
+  // A flag a host may set once for every run (KVMAICTL_...=1); empty for
+  // none.
+  std::string_view environment{};
 };
 
 // Every global option, in the order usage lists them.
 const std::vector<GlobalOption>& global_options();
+
+// The flags the environment sets (GlobalOption::environment): a variable
+// set to anything but "" or "0".  `getenv` is ::getenv but in tests.
+void options_from_environment(GlobalOptions& opts,
+                              const std::function<const char*(const char*)>& getenv);
 
 // A word a command takes by name.
 struct Param {

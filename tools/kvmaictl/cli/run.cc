@@ -76,11 +76,12 @@ std::string object_usage(const Object& o) {
 }
 
 int run(const std::vector<Object>& table, const Args& argv, std::ostream& raw_out,
-        std::ostream& raw_err, const TransportFactory& connect) {
+        std::ostream& raw_err, const TransportFactory& connect, const Environment& environment) {
   // Everything written from here on may quote other parties (escape.h).
   EscapedStream out(raw_out);
   EscapedStream err(raw_err);
   GlobalOptions opts;
+  options_from_environment(opts, environment);
   std::string where;  // what usage errors are prefixed with
   const Object* obj = nullptr;
   const Command* cmd = nullptr;

@@ -17,7 +17,7 @@ void check_show(const Words& words, Context& ctx) {
 
   const auto sys = open_sysfs(ctx.opts);
   const auto proc = open_procfs(ctx.opts);
-  const Topology topo(PciTree::read(*sys));
+  const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
   std::map<Status, int> count;
   Printer& out = ctx.out;
   out.open_array("checks");

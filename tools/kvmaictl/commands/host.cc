@@ -23,4 +23,8 @@ std::unique_ptr<TreeReader> open_procfs(const GlobalOptions& opts) {
   return proc;
 }
 
+PciTree::Options tree_options(const GlobalOptions& opts) {
+  return {.host_bridge_switches = opts.host_bridge_switches};
+}
+
 }  // namespace kvmai::kvmaictl

@@ -6,6 +6,7 @@
 
 #include "cli/grammar.h"
 #include "common/sysfs.h"
+#include "model/pci_tree.h"
 
 namespace kvmai::kvmaictl {
 
@@ -15,5 +16,8 @@ std::unique_ptr<TreeReader> open_sysfs(const GlobalOptions& opts);
 // The procfs tree; throws OpError when it has no cmdline (not a procfs
 // tree).
 std::unique_ptr<TreeReader> open_procfs(const GlobalOptions& opts);
+
+// How the PCI tree is read, as the options say.
+PciTree::Options tree_options(const GlobalOptions& opts);
 
 }  // namespace kvmai::kvmaictl

@@ -219,7 +219,7 @@ void topo_show(const Words& words, Context& ctx) {
   const std::string filter = words.operand(0);
   const GlobalOptions& roots = ctx.opts;
   const auto sys = open_sysfs(roots);
-  PciTree tree = PciTree::read(*sys);
+  PciTree tree = PciTree::read(*sys, tree_options(ctx.opts));
   // MIG instances are in procfs; a recorded sysfs tree is not paired with
   // the live procfs unless asked (--procfs-root).
   if (roots.sysfs_root == kSysfsRoot || roots.procfs_root != kProcfsRoot) {

@@ -24,6 +24,10 @@ std::vector<std::string> keys(const nlohmann::ordered_json& o) {
 nlohmann::ordered_json topo_json(const std::string& fixture, Args extra = {}) {
   Args args{"-j", "topo", "show", "--sysfs-root", testdata(fixture + "/sys")};
   args.insert(args.end(), extra.begin(), extra.end());
+  // The emulated host's ACS switches are host bridges, and it says so.
+  if (fixture.starts_with("emulated")) {
+    args.emplace_back("--host-bridge-switches");
+  }
   const auto r = run_cli(args);
   EXPECT_EQ(r.rc, kExitOk) << r.err;
   return nlohmann::ordered_json::parse(r.out);
@@ -163,6 +167,21 @@ TEST(TopoJson, EmulatedGpu0Nic0IsPixThroughExpanderAndRedirected) {
   EXPECT_EQ(p["redirects"].size(), 4U);
   EXPECT_EQ(p["redirects"][0]["port"], "0000:20:00.0");
   EXPECT_EQ(p["redirects"][0]["bit"], "RR");
+}
+
+// Said once for every run, as the emulated host does.
+TEST(TopoJson, HostBridgeSwitchesFromTheEnvironment) {
+  const Args args{"-j", "topo", "--sysfs-root", testdata("emulated/sys")};
+  std::ostringstream out;
+  std::ostringstream err;
+  const auto env = [](const char* name) -> const char* {
+    return std::string_view(name) == "KVMAICTL_HOST_BRIDGE_SWITCHES" ? "1" : nullptr;
+  };
+  ASSERT_EQ(run(command_table(), args, out, err, nullptr, env), kExitOk) << err.str();
+  EXPECT_EQ(nlohmann::ordered_json::parse(out.str()), topo_json("emulated"));
+  // Without: a host bridge, the path through it.
+  const auto plain = run_cli(args);
+  EXPECT_EQ(nlohmann::ordered_json::parse(plain.out)["pairs"][0]["path"], "PHB");
 }
 
 TEST(TopoJson, EmulatedWithDtIsDirectTranslated) {

@@ -52,7 +52,7 @@ Request request_of(const Words& words) {
 void vm_nccl_topo(const Words& words, Context& ctx) {
   const Request r = request_of(words);
   const auto sys = open_sysfs(ctx.opts);
-  const Topology topo(PciTree::read(*sys));
+  const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
   // The same plan as `vm plan` with these words: the bus ids are its guest's.
   ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan), topo.tree()));
 }
@@ -64,7 +64,7 @@ void vm_plan(const Words& words, Context& ctx) {
     throw UsageError("group NAME goes with format libvirt (it is the domain's metadata)");
   }
   const auto sys = open_sysfs(ctx.opts);
-  const Topology topo(PciTree::read(*sys));
+  const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
   const VmPlan p = plan_vm(topo, *sys, r.plan);
   // The hook would refuse the domain's start otherwise.
   if (!r.kvmai_group.empty() &&

@@ -138,13 +138,13 @@ P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b) {
   // on one link and no switch is.
   const PciRoot* root = tree.root(a.root);
   if (common == 0) {
-    if (root == nullptr || !root->expander) {
+    if (root == nullptr || !root->as_switch) {
       p.path_class = PathClass::PHB;
       p.verdict = Verdict::host_bridge;
       p.reason = "through host bridge (different root ports)";
       return p;
     }
-    p.switches.push_back(a.root);  // the expander's root bus acts as a switch
+    p.switches.push_back(a.root);  // the host bridge counted as a switch
   } else if (const PciDevice* meet = tree.find(a.parents[common - 1]);
              meet != nullptr && meet->role == Role::upstream_port) {
     p.switches.push_back(meet->bdf);

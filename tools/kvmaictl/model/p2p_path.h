@@ -35,7 +35,8 @@ struct Redirect {
 
 struct P2pPath {
   PathClass path_class = PathClass::SYS;
-  // Switches crossed: an upstream port's BDF, or an expander's root bus.
+  // Switches crossed: an upstream port's BDF, or the root bus of a host
+  // bridge counted as a switch (PciRoot::as_switch).
   std::vector<std::string> switches;
   // Every port below the point where the two paths meet, from the first
   // device up, then from the meeting point down to the second.

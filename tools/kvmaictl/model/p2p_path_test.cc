@@ -10,8 +10,10 @@ namespace {
 using testing::testdata;
 
 struct Fixture {
+  // The emulated host's ACS switches are host bridges, and it says so.
   explicit Fixture(const std::string& name)
-      : sys(testdata(name + "/sys")), tree(PciTree::read(sys)) {}
+      : sys(testdata(name + "/sys")),
+        tree(PciTree::read(sys, {.host_bridge_switches = name.starts_with("emulated")})) {}
   P2pPath path(const char* a, const char* b) const {
     return classify(tree, *tree.find(a), *tree.find(b));
   }
@@ -97,7 +99,7 @@ TEST(P2pPath, UnreadableAcsIsUnknown) {
   EXPECT_EQ(p.verdict, Verdict::unknown);
 }
 
-TEST(P2pPath, EmulatedExpanderActsAsSwitch) {
+TEST(P2pPath, HostBridgeCountedAsSwitch) {
   const Fixture f("emulated");
   const auto p = f.path("0000:21:00.0", "0000:22:00.0");
   EXPECT_EQ(p.path_class, PathClass::PIX);
@@ -105,6 +107,17 @@ TEST(P2pPath, EmulatedExpanderActsAsSwitch) {
   EXPECT_EQ(p.verdict, Verdict::root_complex);
   EXPECT_EQ(p.reason, "through root complex: 0000:20:00.0 RR,CR; 0000:20:01.0 RR,CR");
   EXPECT_EQ(f.path("0000:21:00.0", "0000:42:00.0").path_class, PathClass::SYS);
+}
+
+// Without --host-bridge-switches, a host bridge is one: the root ports of
+// the emulated host's expanders are those of a root complex.
+TEST(P2pPath, HostBridgeAsItIs) {
+  const FsReader sys(testdata("emulated/sys"));
+  const PciTree tree = PciTree::read(sys);
+  const auto p = classify(tree, *tree.find("0000:21:00.0"), *tree.find("0000:22:00.0"));
+  EXPECT_EQ(p.path_class, PathClass::PHB);
+  EXPECT_TRUE(p.switches.empty());
+  EXPECT_EQ(p.verdict, Verdict::host_bridge);
 }
 
 TEST(P2pPath, EmulatedWithDtIsDirectTranslated) {

@@ -38,9 +38,7 @@ std::vector<VgpuType> parse_vgpu_types(const std::string& text) {
 
 namespace {
 
-constexpr std::uint16_t kQemuVendor = 0x1b36;
 constexpr std::uint16_t kNvidiaVendor = 0x10de;
-constexpr std::uint16_t kQemuPxbPcie = 0x000b;
 
 // Whether `s` is 1 to `most` hex digits; stores their value.
 bool hex_field(std::string_view s, std::size_t most, unsigned& value) {
@@ -286,7 +284,7 @@ void PciTree::read_procfs(const TreeReader& proc) {
   }
 }
 
-PciTree PciTree::read(const TreeReader& sys) {
+PciTree PciTree::read(const TreeReader& sys, const Options& options) {
   PciTree t;
   for (const auto& name : sys.list("bus/pci/devices")) {
     if (looks_like_bdf(name)) {
@@ -325,22 +323,10 @@ PciTree PciTree::read(const TreeReader& sys) {
     }
   }
 
-  // Roots, and which domains have expanders on bus 0 ("0000:00:").
-  std::vector<std::string> pxb_domains;
   for (const auto& d : t.devices_) {
     if (!d.root.empty()) {
       t.roots_.try_emplace(d.root, PciRoot{d.root, false});
     }
-    if (d.vendor == kQemuVendor && d.device == kQemuPxbPcie && d.bdf.substr(5, 2) == "00") {
-      pxb_domains.push_back(d.bdf.substr(0, 4));
-    }
-  }
-  for (auto& [name, root] : t.roots_) {
-    // "pciDDDD:BB"
-    const std::string domain = name.substr(3, 4);
-    const std::string bus = name.size() >= 10 ? name.substr(8, 2) : "";
-    root.expander = bus != "00" &&
-                    std::find(pxb_domains.begin(), pxb_domains.end(), domain) != pxb_domains.end();
   }
 
   // Port roles: from the PCIe capability when readable, else from the
@@ -362,6 +348,14 @@ PciTree PciTree::read(const TreeReader& sys) {
       }
     } else {
       d.role = Role::bridge;  // conventional PCI-to-PCI bridge
+    }
+  }
+
+  // A host bridge that holds root ports, when host bridges are counted as
+  // switches.
+  for (const auto& d : t.devices_) {
+    if (options.host_bridge_switches && d.role == Role::root_port && d.parents.empty()) {
+      t.roots_.at(d.root).as_switch = true;
     }
   }
   return t;

@@ -18,20 +18,12 @@ namespace kvmai::kvmaictl {
 enum class Role { endpoint, root_port, upstream_port, downstream_port, bridge };
 std::string role_name(Role r);
 
-// A root bus, "pciDDDD:BB" in sysfs.
-//
-// Emulated-host convention: the project's QEMU host models each ACS-capable
-// PCIe switch as a PCIe expander bridge (pxb-pcie, 1b36:000b on bus 0),
-// because QEMU's switch downstream ports lack ACS. Each expander opens a
-// root bus of its own whose root ports play the switch's downstream ports.
-// The expander does not say which bus it opened (QEMU 10 leaves
-// PCI_SECONDARY_BUS, config 0x19, at 0; checked on a q35 guest), so the
-// match is by tree root: when bus 0 of a domain holds a pxb-pcie device,
-// every other root bus of that domain is an expander's and gets kind
-// "expander"; topo treats it as a switch.
+// A root bus, "pciDDDD:BB" in sysfs: one host bridge.
 struct PciRoot {
   std::string name;  // "pci0000:20"
-  bool expander = false;
+  // Counted as a switch whose downstream ports are its root ports
+  // (PciTree::Options::host_bridge_switches); topo calls it an expander.
+  bool as_switch = false;
 };
 
 // A mediated device type a parent device offers (mdev_supported_types/<id>),
@@ -93,10 +85,10 @@ struct PciDevice {
 
   std::uint16_t class_and_subclass() const { return static_cast<std::uint16_t>(class_code >> 8U); }
   bool is_bridge() const { return class_and_subclass() == 0x0604; }
-  // GPUs: every display controller (class 0x03xx: 3D 0x0302, VGA 0x0300,
-  // and "other" 0x0380 as the emulated host's virtio-gpu-pci stand-ins
-  // are), except the boot VGA device (a BMC's display, or the emulated
-  // host's console) and SR-IOV VFs (vGPUs), which topo lists as VFs.
+  // GPUs: every display controller (class 0x03xx: 3D 0x0302 as NVIDIA's
+  // datacenter GPUs, VGA 0x0300, "other" 0x0380 as AMD's Instinct MI200),
+  // except the boot VGA device (a BMC's display) and SR-IOV VFs (vGPUs),
+  // which topo lists as VFs.
   bool is_gpu() const;
   // NICs: Ethernet (0x0200) and InfiniBand (0x0207) physical functions.
   bool is_nic() const;
@@ -113,7 +105,18 @@ std::vector<VgpuType> parse_vgpu_types(const std::string& text);
 
 class PciTree {
  public:
-  static PciTree read(const TreeReader& sys);
+  // What sysfs cannot say about the host.
+  struct Options {
+    // The root ports of each host bridge are one switch's downstream
+    // ports: for a host whose ACS switches are emulated by host bridges
+    // (a QEMU host's PCIe expander bridges, whose root ports have ACS
+    // where QEMU's switch downstream ports have none). kvmaictl's
+    // --host-bridge-switches.
+    bool host_bridge_switches = false;
+  };
+
+  static PciTree read(const TreeReader& sys, const Options& options);
+  static PciTree read(const TreeReader& sys) { return read(sys, Options{}); }
   // Adds what only procfs tells: MIG instances of NVIDIA GPUs.
   void read_procfs(const TreeReader& proc);
 

@@ -77,19 +77,27 @@ TEST(PciTree, VirtualFunctionsAreNotNics) {
   EXPECT_FALSE(t.find("0000:3f:00.2")->is_nic());
 }
 
-TEST(PciTree, EmulatedHostExpandersAreMatchedByRoot) {
+// With host bridges counted as switches, those that hold root ports are:
+// the emulated host's expanders, not its bus 0, whose devices sit on the
+// root bus itself.
+TEST(PciTree, HostBridgesWithRootPortsCountAsSwitchesWhenAsked) {
   const FsReader sys(testdata("emulated/sys"));
-  const auto t = PciTree::read(sys);
-  EXPECT_FALSE(t.root("pci0000:00")->expander);
-  EXPECT_TRUE(t.root("pci0000:20")->expander);
-  EXPECT_TRUE(t.root("pci0000:40")->expander);
+  const auto t = PciTree::read(sys, {.host_bridge_switches = true});
+  EXPECT_FALSE(t.root("pci0000:00")->as_switch);
+  EXPECT_TRUE(t.root("pci0000:20")->as_switch);
+  EXPECT_TRUE(t.root("pci0000:40")->as_switch);
+  const auto hgx = PciTree::read(FsReader(testdata("hgx/sys")), {.host_bridge_switches = true});
+  EXPECT_TRUE(hgx.root("pci0000:15")->as_switch);
 }
 
-TEST(PciTree, NoPxbMeansNoExpander) {
-  const FsReader sys(testdata("hgx/sys"));
-  const auto t = PciTree::read(sys);
-  for (const auto& [name, root] : t.roots()) {
-    EXPECT_FALSE(root.expander) << name;
+// Otherwise none is, whatever devices it holds (a QEMU guest's PCIe
+// expander bridges included).
+TEST(PciTree, HostBridgesAreNoSwitchesByDefault) {
+  for (const char* fixture : {"emulated", "hgx"}) {
+    const auto t = PciTree::read(FsReader(testdata(std::string(fixture) + "/sys")));
+    for (const auto& [name, root] : t.roots()) {
+      EXPECT_FALSE(root.as_switch) << fixture << " " << name;
+    }
   }
 }
 

@@ -12,10 +12,10 @@ Topology::Topology(PciTree tree) : tree_(std::move(tree)) {
       nics_.push_back({"nic" + std::to_string(nics_.size()), &d});
     }
   }
-  // Switches in tree order: expanders by root bus, real ones by their
-  // upstream port.
+  // Switches in tree order: host bridges counted as switches by root bus,
+  // real ones by their upstream port.
   for (const auto& [name, root] : tree_.roots()) {
-    if (!root.expander) {
+    if (!root.as_switch) {
       continue;
     }
     Switch s{"", "expander", "", name, {}};
@@ -70,7 +70,7 @@ std::string Topology::switch_of(const PciDevice& d) const {
     return switch_name(*usp);
   }
   const PciRoot* r = tree_.root(d.root);
-  return r != nullptr && r->expander ? switch_name(d.root) : "";
+  return r != nullptr && r->as_switch ? switch_name(d.root) : "";
 }
 
 const Named* Topology::named(std::string_view name) const {

@@ -14,7 +14,7 @@ namespace kvmai::kvmaictl {
 
 struct Switch {
   std::string name;           // "sw0"
-  std::string kind;           // "switch", or "expander" (see PciRoot)
+  std::string kind;           // "switch", or "expander": a host bridge (PciRoot::as_switch)
   std::string upstream_port;  // BDF; empty for an expander
   std::string root;           // "pci0000:15"
   std::vector<std::string> downstream_ports;
@@ -45,7 +45,7 @@ class Topology {
   const std::vector<Named>& nics() const { return nics_; }
   const std::vector<Switch>& switches() const { return switches_; }
   const std::vector<Pair>& pairs() const { return pairs_; }
-  // A switch's name from its key (upstream port BDF or expander root).
+  // A switch's name from its key (upstream port BDF or expander root bus).
   std::string switch_name(const std::string& key) const;
   // The nearest switch above a device, or "".
   std::string switch_of(const PciDevice& d) const;

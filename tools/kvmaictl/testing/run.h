@@ -34,7 +34,9 @@ inline RunResult run_cli(const Args& args, const TransportFactory& connect = nul
     };
   }
   RunResult r;
-  r.rc = run(command_table(), args, out, err, factory);
+  // The environment of the tests' host is not the tool's: none.
+  r.rc = run(command_table(), args, out, err, factory,
+             [](const char*) -> const char* { return nullptr; });
   r.out = out.str();
   r.err = err.str();
   return r;

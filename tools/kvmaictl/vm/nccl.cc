@@ -117,7 +117,7 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
   std::map<const GuestBridge*, Link> synthetic;
   for (const auto& m : members) {
     const PciRoot* root = host.root(m.pxb->host);
-    if (root != nullptr && root->expander) {
+    if (root != nullptr && root->as_switch) {
       synthetic[m.pxb] = faster(synthetic[m.pxb], link_of(host, *m.host));
     }
   }

@@ -10,7 +10,7 @@
 //   bus.  Devices and switches are named by their guest bus ids (VmPlan's
 //   guest_bdf and the bridges' slots and bus numbers).
 // - Host switches the guest cannot show: a host root bus kvmaictl counts as
-//   a switch (an expander, see pci_tree.h) becomes a pxb-pcie in the guest,
+//   a switch (PciRoot::as_switch, see pci_tree.h) becomes a pxb-pcie in the guest,
 //   whose root ports NCCL would put straight on the CPU (PHB).  A synthetic
 //   bridge (bus id ffff:ff:NN.0, which no guest device has) groups them as
 //   on the host.
