@@ -12,20 +12,13 @@
 #include <utility>
 
 #include "common/format.h"
+#include "common/names.h"
 #include "model/perf_pmus.h"
 
 namespace kvmai::kvmaictl {
 namespace {
 
 constexpr int kRecommendedMrrs = 4096;
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) {
-    s += (s.empty() ? "" : sep) + x;
-  }
-  return s;
-}
 
 // "a, b, c and 4 more" for long device lists.
 std::string list_some(const std::vector<std::string>& v, std::size_t most = 4) {
@@ -832,16 +825,14 @@ const std::vector<std::pair<std::string, CheckFn>>& table() {
 
 }  // namespace
 
+constexpr std::array<kvmai::Named<Status>, 3> kStatusNames{{
+    {Status::pass, "pass"},
+    {Status::warn, "warn"},
+    {Status::fail, "fail"},
+}};
+
 std::string status_name(Status s) {
-  switch (s) {
-    case Status::pass:
-      return "pass";
-    case Status::warn:
-      return "warn";
-    case Status::fail:
-      return "fail";
-  }
-  return "?";
+  return std::string(kvmai::name_of(kStatusNames, s));
 }
 
 const std::vector<std::string>& check_ids() {

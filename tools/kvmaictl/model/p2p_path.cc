@@ -1,6 +1,9 @@
 #include "model/p2p_path.h"
 
 #include <algorithm>
+#include <array>
+
+#include "common/names.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -74,36 +77,28 @@ void judge_acs(const PciDevice& a, const PciDevice& b, P2pPath& p) {
 
 }  // namespace
 
+constexpr std::array<kvmai::Named<PathClass>, 5> kPathClassNames{{
+    {PathClass::PIX, "PIX"},
+    {PathClass::PXB, "PXB"},
+    {PathClass::PHB, "PHB"},
+    {PathClass::NODE, "NODE"},
+    {PathClass::SYS, "SYS"},
+}};
+
 std::string path_class_name(PathClass c) {
-  switch (c) {
-    case PathClass::PIX:
-      return "PIX";
-    case PathClass::PXB:
-      return "PXB";
-    case PathClass::PHB:
-      return "PHB";
-    case PathClass::NODE:
-      return "NODE";
-    case PathClass::SYS:
-      return "SYS";
-  }
-  return "?";
+  return std::string(kvmai::name_of(kPathClassNames, c));
 }
 
+constexpr std::array<kvmai::Named<Verdict>, 5> kVerdictNames{{
+    {Verdict::direct, "direct"},
+    {Verdict::direct_translated, "direct-translated"},
+    {Verdict::root_complex, "root-complex"},
+    {Verdict::host_bridge, "host-bridge"},
+    {Verdict::unknown, "unknown"},
+}};
+
 std::string verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::direct:
-      return "direct";
-    case Verdict::direct_translated:
-      return "direct-translated";
-    case Verdict::root_complex:
-      return "root-complex";
-    case Verdict::host_bridge:
-      return "host-bridge";
-    case Verdict::unknown:
-      return "unknown";
-  }
-  return "?";
+  return std::string(kvmai::name_of(kVerdictNames, v));
 }
 
 P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b) {

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "common/names.h"
+
 namespace kvmai::kvmaictl {
 namespace {
 
@@ -91,28 +93,20 @@ void walk_ext_caps(const Bytes& b, PciConfig& c) {
 
 }  // namespace
 
+constexpr std::array<kvmai::Named<PortType>, 9> kPortTypeNames{{
+    {PortType::endpoint, "endpoint"},
+    {PortType::legacy_endpoint, "legacy-endpoint"},
+    {PortType::root_port, "root-port"},
+    {PortType::upstream_port, "upstream-port"},
+    {PortType::downstream_port, "downstream-port"},
+    {PortType::pcie_to_pci_bridge, "pcie-to-pci-bridge"},
+    {PortType::pci_to_pcie_bridge, "pci-to-pcie-bridge"},
+    {PortType::rc_integrated_endpoint, "rc-integrated-endpoint"},
+    {PortType::rc_event_collector, "rc-event-collector"},
+}};
+
 std::string port_type_name(PortType t) {
-  switch (t) {
-    case PortType::endpoint:
-      return "endpoint";
-    case PortType::legacy_endpoint:
-      return "legacy-endpoint";
-    case PortType::root_port:
-      return "root-port";
-    case PortType::upstream_port:
-      return "upstream-port";
-    case PortType::downstream_port:
-      return "downstream-port";
-    case PortType::pcie_to_pci_bridge:
-      return "pcie-to-pci-bridge";
-    case PortType::pci_to_pcie_bridge:
-      return "pci-to-pcie-bridge";
-    case PortType::rc_integrated_endpoint:
-      return "rc-integrated-endpoint";
-    case PortType::rc_event_collector:
-      return "rc-event-collector";
-  }
-  return "unknown";
+  return std::string(kvmai::name_of(kPortTypeNames, t, "unknown"));
 }
 
 std::vector<std::string> acs_bit_names(std::uint16_t reg) {

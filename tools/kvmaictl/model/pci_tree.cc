@@ -1,11 +1,15 @@
 #include "model/pci_tree.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
-#include <iomanip>
 #include <sstream>
 #include <stdexcept>
+
+#include "common/names.h"
 
 namespace kvmai::kvmaictl {
 
@@ -169,27 +173,20 @@ Role role_from_config(const PciDevice& d) {
 
 }  // namespace
 
+constexpr std::array<kvmai::Named<Role>, 5> kRoleNames{{
+    {Role::endpoint, "endpoint"},
+    {Role::root_port, "root-port"},
+    {Role::upstream_port, "upstream-port"},
+    {Role::downstream_port, "downstream-port"},
+    {Role::bridge, "bridge"},
+}};
+
 std::string role_name(Role r) {
-  switch (r) {
-    case Role::endpoint:
-      return "endpoint";
-    case Role::root_port:
-      return "root-port";
-    case Role::upstream_port:
-      return "upstream-port";
-    case Role::downstream_port:
-      return "downstream-port";
-    case Role::bridge:
-      return "bridge";
-  }
-  return "unknown";
+  return std::string(kvmai::name_of(kRoleNames, r, "unknown"));
 }
 
 std::string format_bdf(unsigned domain, unsigned bus, unsigned slot, unsigned function) {
-  std::ostringstream o;
-  o << std::hex << std::setfill('0') << std::setw(4) << domain << ':' << std::setw(2) << bus << ':'
-    << std::setw(2) << slot << '.' << function;
-  return o.str();
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, slot, function);
 }
 
 bool looks_like_bdf(std::string_view s) {

@@ -1,5 +1,9 @@
 #include "model/perf_pmus.h"
 
+#include <array>
+
+#include "common/names.h"
+
 namespace kvmai::kvmaictl {
 namespace {
 
@@ -39,18 +43,15 @@ MediatedPmu read_mediated_pmu(const TreeReader& sys) {
   return m;
 }
 
+constexpr std::array<kvmai::Named<MediatedPmu::State>, 4> kMediatedStateNames{{
+    {MediatedPmu::State::enabled, "enabled"},
+    {MediatedPmu::State::disabled, "disabled"},
+    {MediatedPmu::State::unsupported, "unsupported"},
+    {MediatedPmu::State::kvm_not_loaded, "kvm-not-loaded"},
+}};
+
 std::string mediated_state_name(MediatedPmu::State state) {
-  switch (state) {
-    case MediatedPmu::State::enabled:
-      return "enabled";
-    case MediatedPmu::State::disabled:
-      return "disabled";
-    case MediatedPmu::State::unsupported:
-      return "unsupported";
-    case MediatedPmu::State::kvm_not_loaded:
-      return "kvm-not-loaded";
-  }
-  return "?";
+  return std::string(kvmai::name_of(kMediatedStateNames, state));
 }
 
 std::optional<bool> read_nmi_watchdog(const TreeReader& proc) {
