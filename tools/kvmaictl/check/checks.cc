@@ -26,7 +26,7 @@ std::string list_some(const std::vector<std::string>& v, std::size_t most = 4) {
     return join(v, ", ");
   }
   const std::vector<std::string> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(most));
-  return join(head, ", ") + " and " + std::to_string(v.size() - most) + " more";
+  return fmt::format("{} and {} more", join(head, ", "), v.size() - most);
 }
 
 // setpci takes hex without "0x".
@@ -54,7 +54,7 @@ struct Host {
 
 // "1 VF", "2 VFs".
 std::string count_of(std::size_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
 }
 
 // "2 KiB", "1 MiB", "16 GiB": sizes of BARs, which are powers of two.
@@ -124,8 +124,8 @@ CheckResult check_iommu(const Host& h) {
   }
   const std::vector<std::string> mode_list(modes.begin(), modes.end());
   return {"iommu", Status::pass,
-          join(units, ", ") + " active, default domain " +
-              (mode_list.empty() ? "unknown" : join(mode_list, "/")),
+          fmt::format("{} active, default domain {}", join(units, ", "),
+                      mode_list.empty() ? "unknown" : join(mode_list, "/")),
           ""};
 }
 
@@ -213,7 +213,7 @@ CheckResult check_iommu_pages(const Host& h) {
       p = {IoPage::unknown, "neither VT-d nor AMD-Vi"};
     }
     fl1gp_only = fl1gp_only || p.note.ends_with("FL1GP");
-    by_page[p.page].push_back(p.note.empty() ? unit : unit + " (" + p.note + ")");
+    by_page[p.page].push_back(p.note.empty() ? unit : fmt::format("{} ({})", unit, p.note));
   }
   const auto& gig = by_page[IoPage::one_g];
   if (const auto& small = by_page[IoPage::small]; !small.empty()) {
@@ -280,13 +280,12 @@ CheckResult check_acs(const Host& h) {
     std::vector<std::string> cmds;
     cmds.reserve(fix_ports.size());
     for (const auto& [port, ctl] : fix_ports) {
-      cmds.push_back("setpci -s " + port + " ECAP_ACS+6.w=" + hex4(ctl));
+      cmds.push_back(fmt::format("setpci -s {} ECAP_ACS+6.w={}", port, hex4(ctl)));
     }
-    return {
-        "acs", Status::warn,
-        std::to_string(redirected.size()) + " of " + std::to_string(below_switch) +
-            " same-switch GPU/NIC pairs redirected to the root complex: " + list_some(redirected),
-        "set ACS DT for translated P2P (lost on reset): " + list_some(cmds, 2)};
+    return {"acs", Status::warn,
+            fmt::format("{} of {} same-switch GPU/NIC pairs redirected to the root complex: {}",
+                        redirected.size(), below_switch, list_some(redirected)),
+            "set ACS DT for translated P2P (lost on reset): " + list_some(cmds, 2)};
   }
   if (!unknown.empty()) {
     return {"acs", Status::warn, "ACS unreadable on the paths of " + list_some(unknown),
@@ -297,8 +296,7 @@ CheckResult check_acs(const Host& h) {
             "give these devices to one VM only, or use ACS-capable switches"};
   }
   return {"acs", Status::pass,
-          std::to_string(below_switch) + " same-switch GPU/NIC pairs route P2P below the switch",
-          ""};
+          fmt::format("{} same-switch GPU/NIC pairs route P2P below the switch", below_switch), ""};
 }
 
 CheckResult check_ats(const Host& h) {
@@ -338,8 +336,8 @@ CheckResult check_sriov(const Host& h) {
   std::vector<std::string> without;
   for (const auto& n : h.topo.nics()) {
     if (n.dev->sriov_totalvfs && *n.dev->sriov_totalvfs > 0) {
-      capable.push_back(n.name + " (" + std::to_string(n.dev->sriov_numvfs.value_or(0)) + "/" +
-                        std::to_string(*n.dev->sriov_totalvfs) + " VFs)");
+      capable.push_back(fmt::format("{} ({}/{} VFs)", n.name, n.dev->sriov_numvfs.value_or(0),
+                                    *n.dev->sriov_totalvfs));
     } else {
       without.push_back(n.name);
     }
@@ -350,7 +348,7 @@ CheckResult check_sriov(const Host& h) {
   }
   if (!without.empty()) {
     return {"sriov", Status::warn,
-            "SR-IOV on " + list_some(capable) + "; none on " + list_some(without),
+            fmt::format("SR-IOV on {}; none on {}", list_some(capable), list_some(without)),
             "enable SR-IOV in firmware for " + list_some(without)};
   }
   return {"sriov", Status::pass, "SR-IOV on " + list_some(capable),
@@ -460,7 +458,8 @@ CheckResult check_vf_bars(const Host& h) {
     if (!sharers.empty()) {
       why.push_back("shares a page with " + list_some(sharers, 2));
     }
-    const std::string what = b.name() + " (" + size_text(b.size()) + " at " + to_hex(b.start) + ")";
+    const std::string what =
+        fmt::format("{} ({} at {})", b.name(), size_text(b.size()), to_hex(b.start));
     if (why.empty() && b.size() >= kPage) {
       continue;
     }
@@ -509,8 +508,8 @@ CheckResult check_vf_bars(const Host& h) {
     whose.push_back(count_of(nics, "vfio NIC"));
   }
   return {"vf-bars", Status::pass,
-          count_of(checked, "memory BAR") + " of " + join(whose, " and ") +
-              ": page-aligned, whole pages, none sharing a page",
+          fmt::format("{} of {}: page-aligned, whole pages, none sharing a page",
+                      count_of(checked, "memory BAR"), join(whose, " and ")),
           ""};
 }
 
@@ -527,7 +526,7 @@ CheckResult check_mrrs(const Host& h) {
     if (pcie->max_read_request < kRecommendedMrrs) {
       low.push_back(n->name + " " + std::to_string(pcie->max_read_request));
       const unsigned devctl = (pcie->devctl & ~0x7000U) | (5U << 12U);
-      cmds.push_back("setpci -s " + n->dev->bdf + " CAP_EXP+8.w=" + hex4(devctl));
+      cmds.push_back(fmt::format("setpci -s {} CAP_EXP+8.w={}", n->dev->bdf, hex4(devctl)));
     }
   }
   if (!low.empty()) {
@@ -559,8 +558,7 @@ CheckResult check_mps(const Host& h) {
     }
     values.push_back(std::to_string(pcie->max_payload));
     if (pcie->max_payload < path_max) {
-      low.push_back(n->name + " " + std::to_string(pcie->max_payload) + " of " +
-                    std::to_string(path_max));
+      low.push_back(fmt::format("{} {} of {}", n->name, pcie->max_payload, path_max));
     }
   }
   if (values.empty()) {
@@ -584,8 +582,7 @@ CheckResult check_link(const Host& h) {
       what.push_back(d.current_link_speed + " of " + d.max_link_speed);
     }
     if (d.current_link_width && d.max_link_width && *d.current_link_width < *d.max_link_width) {
-      what.push_back("x" + std::to_string(*d.current_link_width) + " of x" +
-                     std::to_string(*d.max_link_width));
+      what.push_back(fmt::format("x{} of x{}", *d.current_link_width, *d.max_link_width));
     }
     if (!what.empty()) {
       degraded.push_back(n->name + " " + join(what, ", "));
@@ -667,12 +664,12 @@ CheckResult check_hugepages(const Host& h) {
     }
     const std::string first = nodes.empty.front().substr(0, nodes.empty.front().find(' '));
     return {"hugepages", Status::warn,
-            join(have, ", ") + " reserved, but no 1G page free on " + list_some(nodes.empty, 2) +
-                (nodes.free.empty() ? "" : "; " + list_some(nodes.free) + " free"),
-            "echo <N> > /sys/devices/system/node/" + first +
-                "/hugepages/hugepages-1048576kB/nr_hugepages (or boot with hugepagesz=1G "
-                "hugepages=" +
-                per_node + ")"};
+            fmt::format("{} reserved, but no 1G page free on {}{}", join(have, ", "),
+                        list_some(nodes.empty, 2),
+                        nodes.free.empty() ? "" : fmt::format("; {} free", list_some(nodes.free))),
+            fmt::format("echo <N> > /sys/devices/system/node/{}/hugepages/hugepages-1048576kB/"
+                        "nr_hugepages (or boot with hugepagesz=1G hugepages={})",
+                        first, per_node)};
   }
   return {"hugepages", Status::pass,
           join(have, ", ") + " reserved" +
@@ -721,7 +718,9 @@ CheckResult check_core_pmu(const Host& h) {
             "firmware does not hide the PMU"};
   }
   return {"core-pmu", Status::pass,
-          join(pmus.core, ", ") + (pmus.core_model ? " (" + *pmus.core_model + ")" : ""), ""};
+          fmt::format("{}{}", join(pmus.core, ", "),
+                      pmus.core_model ? fmt::format(" ({})", *pmus.core_model) : ""),
+          ""};
 }
 
 CheckResult check_pmu(const Host& h) {
@@ -738,11 +737,11 @@ CheckResult check_pmu(const Host& h) {
       break;
   }
   const std::string dash = m.module == "kvm_intel" ? "kvm-intel" : "kvm-amd";
-  std::string fix = "modprobe -r " + m.module;
-  fix += " && modprobe " + m.module + " enable_mediated_pmu=1 (or boot with ";
-  fix += dash + ".enable_mediated_pmu=1)";
-  return {"pmu", Status::warn, m.module + ".enable_mediated_pmu=" + *m.value + " (emulated vPMU)",
-          fix};
+  return {"pmu", Status::warn,
+          fmt::format("{}.enable_mediated_pmu={} (emulated vPMU)", m.module, *m.value),
+          fmt::format("modprobe -r {0} && modprobe {0} enable_mediated_pmu=1 (or boot with "
+                      "{1}.enable_mediated_pmu=1)",
+                      m.module, dash)};
 }
 
 CheckResult check_nmi_watchdog(const Host& h) {
@@ -795,7 +794,8 @@ CheckResult check_kvmai(const Host& h) {
     return {"kvmai", Status::fail, "kvmai module not loaded", "modprobe kvmai"};
   }
   const auto v = read_line(h.sys, "module/kvmai/version");
-  return {"kvmai", Status::pass, "kvmai loaded" + (v ? " (" + *v + ")" : std::string()), ""};
+  return {"kvmai", Status::pass, fmt::format("kvmai loaded{}", v ? fmt::format(" ({})", *v) : ""),
+          ""};
 }
 
 using CheckFn = CheckResult (*)(const Host&);
