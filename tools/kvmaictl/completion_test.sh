@@ -76,5 +76,5 @@ check "ok-unit " kvmaictl pmu exec --user nobody vm1 unit ''
 check "--group --user ok-vm " kvmaictl pmu exec ''
 check "nobody " kvmaictl pmu exec --user nobod
 check "ok-vm " kvmaictl pmu show o
-check "--sysfs-root format gpu0 group hugepages memory nic1 vcpus " kvmaictl vm plan ''
+check "--host-bridge-switches --sysfs-root format gpu0 group hugepages memory nic1 vcpus " kvmaictl vm plan ''
 exit $failed

@@ -1,10 +1,13 @@
 // kvmaictl: operator CLI for kvm-ai.
+#include <cstdlib>
 #include <iostream>
 
-#include "cli.h"
-#include "genl_libnl.h"
+#include "cli/run.h"
+#include "client/libnl.h"
+#include "commands/commands.h"
 
 int main(int argc, char** argv) {
-  const kvmaictl::Args args(argv + 1, argv + argc);
-  return kvmaictl::run(args, std::cout, std::cerr, kvmaictl::connect_libnl);
+  using namespace kvmai::kvmaictl;
+  const Args args(argv + 1, argv + argc);
+  return run(command_table(), args, std::cout, std::cerr, connect_libnl, ::getenv);
 }

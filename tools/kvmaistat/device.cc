@@ -16,7 +16,9 @@
 #include <system_error>
 #include <utility>
 
-namespace kvmaistat {
+#include "common/format.h"
+
+namespace kvmai::kvmaistat {
 namespace {
 
 constexpr std::size_t kConfigSize = 256;  // standard config space
@@ -30,17 +32,6 @@ constexpr std::uint8_t kCapVendor = 0x09;
 constexpr int kMaxCaps = 48;
 // What a sysfs resourceN file is assumed to hold when it reports no size.
 constexpr std::size_t kDefaultBarSize = 4096;
-
-std::string hex(std::uint64_t value, int digits = 0) {
-  std::ostringstream s;
-  s << "0x" << std::hex;
-  if (digits > 0) {
-    s.width(digits);
-    s.fill('0');
-  }
-  s << value;
-  return s.str();
-}
 
 // A fixed-size NUL-terminated field from the device, made safe to print
 // and to put in JSON: the host wrote it, the guest must not trust it.
@@ -93,7 +84,7 @@ Verdict examine(const std::filesystem::path& dir) {
     return {"class: unreadable"};
   }
   if (*class_code != KVMAI_CTRDEV_CLASS) {
-    return {"class " + hex(*class_code, 6) + ", not " + hex(KVMAI_CTRDEV_CLASS, 6)};
+    return {"class " + to_hex(*class_code, 6) + ", not " + to_hex(KVMAI_CTRDEV_CLASS, 6)};
   }
   const auto config = read_config(dir / "config");
   if (has_kvmai_capability(config)) {
@@ -142,7 +133,7 @@ std::size_t layout_bytes(std::size_t nr_counters) {
 }
 
 // Size of a resourceN mapping: the BAR's, as sysfs reports it.
-std::size_t bar_size(const Fd& fd, const std::filesystem::path& path) {
+std::size_t bar_size(const UniqueFd& fd, const std::filesystem::path& path) {
   const std::uint64_t size = file_size(fd, path);
   return size == 0 ? kDefaultBarSize : static_cast<std::size_t>(size);
 }
@@ -150,7 +141,7 @@ std::size_t bar_size(const Fd& fd, const std::filesystem::path& path) {
 }  // namespace
 
 std::filesystem::path pci_devices_dir(const std::filesystem::path& sysfs_root) {
-  return sysfs_root / "sys/bus/pci/devices";
+  return sysfs_root / "bus/pci/devices";
 }
 
 bool has_kvmai_capability(std::span<const std::uint8_t> config) {
@@ -214,7 +205,7 @@ std::vector<std::string> select_devices(const std::filesystem::path& sysfs_root,
   }
   if (found.empty()) {
     throw std::runtime_error(
-        "no kvmai counters device (PCI class " + hex(KVMAI_CTRDEV_CLASS, 6) +
+        "no kvmai counters device (PCI class " + to_hex(KVMAI_CTRDEV_CLASS, 6) +
         " with the kvmai capability) in " + devices.string() +
         (truncated ? " (a device of that class has config space only root can read)" : ""));
   }
@@ -233,8 +224,8 @@ Layout parse_layout(std::span<const std::byte> bar2, std::uint64_t resource0_siz
   std::memcpy(&head, bar2.data(), sizeof head);
   const std::uint32_t magic = le32toh(head.magic);
   if (magic != KVMAI_CTRDEV_MAGIC) {
-    throw layout_error(bdf,
-                       "bad magic " + hex(magic, 8) + ", expected " + hex(KVMAI_CTRDEV_MAGIC, 8));
+    throw layout_error(
+        bdf, "bad magic " + to_hex(magic, 8) + ", expected " + to_hex(KVMAI_CTRDEV_MAGIC, 8));
   }
   const std::uint16_t version = le16toh(head.version);
   if (version != KVMAI_CTRDEV_VERSION) {
@@ -279,15 +270,15 @@ Layout parse_layout(std::span<const std::byte> bar2, std::uint64_t resource0_siz
       throw layout_error(bdf, which + ": width " + std::to_string(c.width) + ", not 1 to 64");
     }
     if (c.offset % 8 != 0) {
-      throw layout_error(bdf, which + ": offset " + hex(c.offset) + " is not 8-byte aligned");
+      throw layout_error(bdf, which + ": offset " + to_hex(c.offset) + " is not 8-byte aligned");
     }
     const std::uint64_t end = std::uint64_t{c.offset} + 8;
     if (end > layout.bar0_size) {
-      throw layout_error(bdf, which + ": offset " + hex(c.offset) + " is past BAR0's " +
+      throw layout_error(bdf, which + ": offset " + to_hex(c.offset) + " is past BAR0's " +
                                   std::to_string(layout.bar0_size) + " bytes");
     }
     if (end > resource0_size) {
-      throw layout_error(bdf, which + ": offset " + hex(c.offset) + " is past the " +
+      throw layout_error(bdf, which + ": offset " + to_hex(c.offset) + " is past the " +
                                   std::to_string(resource0_size) + " bytes of resource0");
     }
     if (c.kind == Kind::clock && c.scale == 0) {
@@ -305,13 +296,13 @@ Layout parse_layout(std::span<const std::byte> bar2, std::uint64_t resource0_siz
 Device Device::open(const std::filesystem::path& sysfs_root, const std::string& bdf) {
   auto dir = pci_devices_dir(sysfs_root) / bdf;
   const auto bar0_path = dir / "resource0";
-  const Fd bar0_fd = open_read_only(bar0_path);
+  const UniqueFd bar0_fd = open_read_only(bar0_path);
   const std::uint64_t bar0_file = file_size(bar0_fd, bar0_path);
 
   Layout layout;
   {
     const auto bar2_path = dir / "resource2";
-    const Fd fd = open_read_only(bar2_path);
+    const UniqueFd fd = open_read_only(bar2_path);
     const Mapping bar2 = Mapping::map_read_only(fd, bar_size(fd, bar2_path), bar2_path);
     if (bar2.size() < sizeof(kvmai_ctrdev_layout)) {
       throw layout_error(bdf, std::to_string(bar2.size()) + " bytes, too small for the layout");
@@ -333,7 +324,7 @@ Device Device::open(const std::filesystem::path& sysfs_root, const std::string& 
 
 std::uint32_t Device::read_state() const {
   const auto path = dir_ / "resource2";
-  const Fd fd = open_read_only(path);
+  const UniqueFd fd = open_read_only(path);
   const Mapping bar2 = Mapping::map_read_only(fd, bar_size(fd, path), path);
   if (bar2.size() < sizeof(kvmai_ctrdev_layout)) {
     throw layout_error(bdf_, std::to_string(bar2.size()) + " bytes, too small for the layout");
@@ -341,4 +332,4 @@ std::uint32_t Device::read_state() const {
   return bar2.load32(offsetof(kvmai_ctrdev_layout, state));
 }
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -14,7 +14,7 @@
 
 #include "mapping.h"
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 
 enum class Kind : std::uint8_t { clock, pcie_in, pcie_out, mem_read, mem_write };
 
@@ -35,7 +35,7 @@ struct Layout {
   std::vector<Counter> counters;
 };
 
-// <root>/sys/bus/pci/devices
+// <root>/bus/pci/devices, `sysfs_root` being where sysfs is mounted
 std::filesystem::path pci_devices_dir(const std::filesystem::path& sysfs_root);
 
 // Whether standard config space holds a vendor-specific capability that
@@ -83,4 +83,4 @@ class Device {
   Mapping bar0_;
 };
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -6,9 +6,9 @@
 #include <array>
 #include <stdexcept>
 
-#include "fake_sysfs.h"
+#include "testing/fake_sysfs.h"
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 namespace kt = testing;
@@ -108,18 +108,18 @@ TEST(Discovery, NoDeviceNamesTheDirectory) {
   kt::write_device(tmp.path(), {.bdf = "0000:02:00.0", .kvmai_capability = false});
   EXPECT_EQ(error_of([&] { select_devices(tmp.path(), std::nullopt); }),
             "no kvmai counters device (PCI class 0x110100 with the kvmai capability) in " +
-                (tmp.path() / "sys/bus/pci/devices").string());
+                (tmp.path() / "bus/pci/devices").string());
 }
 
 // Unprivileged, sysfs gives 64 bytes of config space: no capability list.
 TEST(Discovery, ShortConfigSaysWhy) {
   const kt::TempDir tmp;
   kt::write_device(tmp.path(), {});
-  const auto config = tmp.path() / "sys/devices/pci0000:00/0000:01:00.0/config";
+  const auto config = tmp.path() / "devices/pci0000:00/0000:01:00.0/config";
   std::filesystem::resize_file(config, 64);
   EXPECT_EQ(error_of([&] { select_devices(tmp.path(), std::nullopt); }),
             "no kvmai counters device (PCI class 0x110100 with the kvmai capability) in " +
-                (tmp.path() / "sys/bus/pci/devices").string() +
+                (tmp.path() / "bus/pci/devices").string() +
                 " (a device of that class has config space only root can read)");
   EXPECT_EQ(error_of([&] { select_devices(tmp.path(), "0000:01:00.0"); }),
             "0000:01:00.0: not a kvmai counters device: config: only 64 bytes readable, no kvmai "
@@ -137,7 +137,7 @@ TEST(Discovery, WantedDevice) {
   EXPECT_EQ(error_of([&] { select_devices(tmp.path(), "0000:04:00.0"); }),
             "0000:04:00.0: not a kvmai counters device: class 0x020000, not 0x110100");
   EXPECT_EQ(error_of([&] { select_devices(tmp.path(), "0000:09:00.0"); }),
-            "0000:09:00.0: no such PCI device in " + (tmp.path() / "sys/bus/pci/devices").string());
+            "0000:09:00.0: no such PCI device in " + (tmp.path() / "bus/pci/devices").string());
 }
 
 TEST(Layout, OpensAndDecodes) {
@@ -263,12 +263,12 @@ TEST(Layout, UnitIsMadePrintable) {
 TEST(Layout, MissingResourceNamesTheFile) {
   const kt::TempDir tmp;
   kt::write_device(tmp.path(), {});
-  const auto dir = tmp.path() / "sys/devices/pci0000:00/0000:01:00.0";
+  const auto dir = tmp.path() / "devices/pci0000:00/0000:01:00.0";
   std::filesystem::remove(dir / "resource0");
   EXPECT_EQ(error_of([&] { Device::open(tmp.path(), "0000:01:00.0"); }),
-            (tmp.path() / "sys/bus/pci/devices/0000:01:00.0/resource0").string() +
+            (tmp.path() / "bus/pci/devices/0000:01:00.0/resource0").string() +
                 ": open: No such file or directory");
 }
 
 }  // namespace
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -6,5 +6,5 @@
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  return kvmaistat::run(args, std::cout, std::cerr);
+  return kvmai::kvmaistat::run(args, std::cout, std::cerr);
 }

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 std::runtime_error system_failure(const std::filesystem::path& path, std::string_view what,
@@ -28,33 +28,17 @@ std::runtime_error system_failure(const std::filesystem::path& path, std::string
 
 }  // namespace
 
-Fd::~Fd() {
-  if (fd_ >= 0) {
-    close(fd_);
-  }
-}
-
-Fd& Fd::operator=(Fd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) {
-      close(fd_);
-    }
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-Fd open_read_only(const std::filesystem::path& path) {
+UniqueFd open_read_only(const std::filesystem::path& path) {
   // Variadic only for O_CREAT's mode, which is not passed.
   // NOLINTNEXTLINE(cppcoreguidelines-pro-type-vararg)
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     throw system_failure(path, "open", errno);
   }
-  return Fd(fd);
+  return UniqueFd(fd);
 }
 
-std::uint64_t file_size(const Fd& fd, const std::filesystem::path& path) {
+std::uint64_t file_size(const UniqueFd& fd, const std::filesystem::path& path) {
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) {
     throw system_failure(path, "stat", errno);
@@ -79,7 +63,8 @@ Mapping& Mapping::operator=(Mapping&& other) noexcept {
   return *this;
 }
 
-Mapping Mapping::map_read_only(const Fd& fd, std::size_t size, const std::filesystem::path& path) {
+Mapping Mapping::map_read_only(const UniqueFd& fd, std::size_t size,
+                               const std::filesystem::path& path) {
   if (size == 0) {
     throw std::runtime_error(path.string() + ": nothing to map (size 0)");
   }
@@ -117,4 +102,4 @@ std::vector<std::byte> Mapping::copy_out(std::size_t len) const {
   return bytes;
 }
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

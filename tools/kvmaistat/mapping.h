@@ -12,29 +12,15 @@
 #include <utility>
 #include <vector>
 
-namespace kvmaistat {
+#include "common/unique_fd.h"
 
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd();
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept;
-
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
+namespace kvmai::kvmaistat {
 
 // O_RDONLY | O_CLOEXEC; throws std::runtime_error naming `path`.
-Fd open_read_only(const std::filesystem::path& path);
+UniqueFd open_read_only(const std::filesystem::path& path);
 
 // st_size: for a sysfs resourceN file, the size of the BAR.
-std::uint64_t file_size(const Fd& fd, const std::filesystem::path& path);
+std::uint64_t file_size(const UniqueFd& fd, const std::filesystem::path& path);
 
 class Mapping {
  public:
@@ -49,7 +35,8 @@ class Mapping {
   // PROT_READ and MAP_SHARED: a private mapping would be a snapshot of a
   // file, not a window on the device.  Throws std::runtime_error naming
   // `path`.
-  static Mapping map_read_only(const Fd& fd, std::size_t size, const std::filesystem::path& path);
+  static Mapping map_read_only(const UniqueFd& fd, std::size_t size,
+                               const std::filesystem::path& path);
 
   std::size_t size() const { return size_; }
 
@@ -71,4 +58,4 @@ class Mapping {
   std::size_t size_ = 0;
 };
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -6,7 +6,7 @@
 
 namespace po = boost::program_options;
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 po::options_description describe(Options& o) {
@@ -21,7 +21,7 @@ po::options_description describe(Options& o) {
       ("json,j", po::bool_switch(&o.json), "JSON output, one object per line")     //
       ("pretty,p", po::bool_switch(&o.pretty), "pretty JSON output (implies -j)")  //
       ("sysfs-root", po::value<std::string>()->value_name("DIR"),
-       "read DIR/sys instead of /sys (default: /)")      //
+       "read sysfs from DIR (default: /sys)")            //
       ("help,h", po::bool_switch(&o.help), "this help")  //
       ("version,V", po::bool_switch(&o.version), "the version");
   return d;
@@ -73,4 +73,4 @@ std::string usage() {
   return s.str();
 }
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

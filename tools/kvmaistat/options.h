@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace kvmaistat {
+#include "common/sysfs.h"
+
+namespace kvmai::kvmaistat {
 
 // A command line kvmaistat cannot run: exit code 2.
 class UsageError : public std::runtime_error {
@@ -17,8 +19,8 @@ class UsageError : public std::runtime_error {
 };
 
 struct Options {
-  std::filesystem::path sysfs_root = "/";
-  std::optional<std::string> device;  // a BDF; none: every device found
+  std::filesystem::path sysfs_root{kSysfsRoot};  // where sysfs is read (common/sysfs.h)
+  std::optional<std::string> device;             // a BDF; none: every device found
   std::int64_t interval_ms = 1000;
   std::int64_t count = 0;  // samples; 0: until interrupted
   bool json = false;
@@ -32,4 +34,4 @@ Options parse_options(const std::vector<std::string>& args);
 
 std::string usage();
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -4,7 +4,7 @@
 #include <optional>
 #include <sstream>
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 // " in 2.000 GB/s", or nothing for a direction without a counter.
@@ -88,7 +88,7 @@ Json revoked_json(std::string_view bdf, std::string_view unit) {
 }
 
 void print_json(std::ostream& out, const Json& object, bool pretty) {
-  out << object.dump(pretty ? 2 : -1) << '\n';
+  out << json_text(object, pretty ? 2 : -1) << '\n';
 }
 
 std::string revoked_message(std::string_view bdf, std::string_view unit) {
@@ -99,4 +99,4 @@ std::string revoked_message(std::string_view bdf, std::string_view unit) {
   return s;
 }
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -2,17 +2,14 @@
 // printed when the host revoked a device.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 
+#include "common/json.h"
 #include "sampler.h"
 
-namespace kvmaistat {
-
-// Insertion order, so that the keys read as documented.
-using Json = nlohmann::ordered_json;
+namespace kvmai::kvmaistat {
 
 // "0000:01:00.0 mock_bw  interval 1.000 s (device clock)", then one line
 // per PCIe stack and memory channel.
@@ -31,4 +28,4 @@ void print_json(std::ostream& out, const Json& object, bool pretty);
 // "0000:01:00.0: unit mock_bw was revoked by the host"
 std::string revoked_message(std::string_view bdf, std::string_view unit);
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

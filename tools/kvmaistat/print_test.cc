@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 Rates sample_rates() {
@@ -76,4 +76,4 @@ TEST(Revoked, Message) {
 }
 
 }  // namespace
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

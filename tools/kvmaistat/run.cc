@@ -4,17 +4,18 @@
 
 #include <exception>
 
+#include "common/escape.h"
+#include "common/stop_signals.h"
 #include "device.h"
 #include "options.h"
 #include "print.h"
 #include "sampler.h"
-#include "stop_signals.h"
 
 #ifndef KVMAISTAT_VERSION
 #error "the build defines KVMAISTAT_VERSION"
 #endif
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 constexpr std::int64_t kNsPerMs = 1'000'000;
@@ -109,7 +110,11 @@ int sample(const Options& opts, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostream& raw_err) {
+  // What the devices report (their unit names) is the host's word: every
+  // byte goes out escaped (common/escape.h), as kvmaictl's does.
+  EscapedStream out(raw_out);
+  EscapedStream err(raw_err);
   Options opts;
   try {
     opts = parse_options(args);
@@ -134,4 +139,4 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 }
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "device.h"
-#include "fake_sysfs.h"
 #include "sampler.h"
+#include "testing/fake_sysfs.h"
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 namespace kt = testing;
@@ -186,7 +186,7 @@ TEST(Run, SamplingDoesNotTouchTheLayout) {
   const kt::FakeDevice dev;
   kt::write_device(tmp.path(), dev);
   const Device d = Device::open(tmp.path(), dev.bdf);
-  std::filesystem::remove(tmp.path() / "sys/devices/pci0000:00" / dev.bdf / "resource2");
+  std::filesystem::remove(tmp.path() / "devices/pci0000:00" / dev.bdf / "resource2");
   const Snapshot a = take_snapshot(d.layout(), d.bar0());
   kt::write_counter(tmp.path(), dev.bdf, kt::kClockOffset, kt::kClockHz);
   kt::write_counter(tmp.path(), dev.bdf, kt::kPcieInOffset, 1'000'000);
@@ -203,7 +203,7 @@ TEST(Run, NoDevice) {
   EXPECT_EQ(r.err,
             "kvmaistat: no kvmai counters device (PCI class 0x110100 with the kvmai capability) "
             "in " +
-                (tmp.path() / "sys/bus/pci/devices").string() + "\n");
+                (tmp.path() / "bus/pci/devices").string() + "\n");
 }
 
 TEST(Run, BadLayoutIsARuntimeError) {
@@ -247,4 +247,4 @@ TEST(Run, HelpAndVersion) {
 }
 
 }  // namespace
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

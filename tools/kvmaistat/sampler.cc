@@ -4,7 +4,7 @@
 #include <map>
 #include <stdexcept>
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 constexpr double kNsPerS = 1e9;
@@ -109,4 +109,4 @@ Rates compute_rates(const Layout& layout, const Snapshot& before, const Snapshot
   return r;
 }
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -9,7 +9,7 @@
 #include "device.h"
 #include "mapping.h"
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 
 struct Snapshot {
   std::vector<std::uint64_t> values;  // one per Layout::counters, within its width
@@ -56,4 +56,4 @@ bool reads_all_ones(const Layout& layout, const Snapshot& snapshot);
 // guest's CLOCK_MONOTONIC otherwise.
 Rates compute_rates(const Layout& layout, const Snapshot& before, const Snapshot& after);
 
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

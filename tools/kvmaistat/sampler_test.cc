@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_sysfs.h"
+#include "testing/fake_sysfs.h"
 
-namespace kvmaistat {
+namespace kvmai::kvmaistat {
 namespace {
 
 namespace kt = testing;
@@ -156,4 +156,4 @@ TEST(Rates, RefusesSnapshotsOfAnotherLayout) {
 }
 
 }  // namespace
-}  // namespace kvmaistat
+}  // namespace kvmai::kvmaistat

@@ -8,20 +8,20 @@
 #include <charconv>
 #include <fstream>
 #include <functional>
-#include <iostream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <ranges>
 #include <utility>
 #include <vector>
 
-#include "escape.h"
+#include "client/kvmai.h"
+#include "client/names.h"
+#include "commands/commands.h"
+#include "common/escape.h"
+#include "common/sysfs.h"
 #include "hook/metadata.h"
-#include "kvmai_group.h"
-#include "sysfs.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
 enum class Op { none, prepare, started, stop, reconnect };
@@ -52,6 +52,7 @@ bool is_errno(const GenlError& e, int error) {
 
 // ---- the module, as the hook sees it ----------------------------------------
 
+// A group as the hook compares it with the metadata.
 struct LiveGroup {
   std::string name;
   std::string vm;
@@ -60,139 +61,43 @@ struct LiveGroup {
   std::vector<std::string> members;  // sorted
 };
 
-struct LivePmu {
-  bool core = false;
-  std::vector<std::string> units;
-  std::optional<std::uint32_t> pid;
-};
-
-// One connection for the whole run, opened by the first request, so that
-// operations with nothing to do never open a socket.
-class Module {
- public:
-  explicit Module(const TransportFactory& connect) : connect_(connect) {}
-
-  std::vector<LiveGroup> groups() {
-    std::vector<LiveGroup> out;
-    for (const auto& m : join_group_parts(t().dump(KVMAI_CMD_GROUP_GET, {}))) {
-      LiveGroup g{.name = m.attrs.str(KVMAI_A_GROUP_NAME).value_or(""),
-                  .vm = m.attrs.str(KVMAI_A_GROUP_VM).value_or(""),
-                  .mode = m.attrs.u32(KVMAI_A_GROUP_MODE).value_or(0),
-                  .state = m.attrs.u32(KVMAI_A_GROUP_STATE).value_or(0),
-                  .members = {}};
-      for (const Attr* a : m.attrs.all(KVMAI_A_GROUP_MEMBER)) {
-        g.members.push_back(AttrSet::parse(a->payload).str(KVMAI_A_MEMBER_PCI_ADDR).value_or(""));
-      }
-      std::sort(g.members.begin(), g.members.end());
-      out.push_back(std::move(g));
-    }
-    return out;
+std::vector<LiveGroup> live_groups(Kvmai& k) {
+  std::vector<LiveGroup> out;
+  for (const Group& g : k.groups()) {
+    LiveGroup l{.name = g.name.value_or(""),
+                .vm = g.vm.value_or(""),
+                .mode = g.mode.value_or(0),
+                .state = g.state.value_or(0),
+                .members = g.member_addrs()};
+    std::sort(l.members.begin(), l.members.end());
+    out.push_back(std::move(l));
   }
+  return out;
+}
 
-  void group_new(const GroupPlan& g, const std::string& vm) {
-    AttrSet req;
-    req.put_string(KVMAI_A_GROUP_NAME, g.name)
-        .put_string(KVMAI_A_GROUP_VM, vm)
-        .put_u32(KVMAI_A_GROUP_MODE, g.mode);
-    request(KVMAI_CMD_GROUP_NEW, req);
-  }
+void new_group(Kvmai& k, const GroupPlan& g, const std::string& vm) {
+  k.group_new({.name = g.name, .vm = vm, .mode = g.mode, .bind_socket = false});
+}
 
-  void group_del(const std::string& name) {
-    AttrSet req;
-    req.put_string(KVMAI_A_GROUP_NAME, name);
-    request(KVMAI_CMD_GROUP_DEL, req);
-  }
+void set_state(Kvmai& k, const std::string& name, std::uint32_t state) {
+  k.group_set(name, std::nullopt, state);
+}
 
-  void group_state(const std::string& name, std::uint32_t state) {
-    AttrSet req;
-    req.put_string(KVMAI_A_GROUP_NAME, name).put_u32(KVMAI_A_GROUP_STATE, state);
-    request(KVMAI_CMD_GROUP_SET, req);
-  }
+void assign_pmu(Kvmai& k, const std::string& vm, bool core, const std::vector<std::string>& units,
+                const PmuPlan& plan, std::uint32_t pid) {
+  // QEMU, not this short-lived hook, attaches the VM to the units.
+  k.pmu_assign({.resources = {.vm = vm, .core = core, .units = units},
+                .cpus = plan.cpus.empty() ? std::nullopt : std::optional(plan.cpus),
+                .shared = plan.shared,
+                .pid = pid,
+                .bind_socket = false});
+}
 
-  void dev_add(const std::string& name, const std::string& bdf) {
-    AttrSet req;
-    req.put_string(KVMAI_A_GROUP_NAME, name).put_string(KVMAI_A_GROUP_PCI_ADDR, bdf);
-    request(KVMAI_CMD_DEV_ADD, req);
-  }
-
-  // nullopt when the VM owns nothing.
-  std::optional<LivePmu> pmu_get(const std::string& vm) {
-    AttrSet req;
-    req.put_string(KVMAI_A_PMU_VM, vm);
-    GenlMessage reply;
-    try {
-      reply = request(KVMAI_CMD_PMU_GET, req);
-    } catch (const GenlError& e) {
-      if (is_errno(e, ENOENT)) {
-        return std::nullopt;
-      }
-      throw;
-    }
-    LivePmu p{.core = reply.attrs.has(KVMAI_A_PMU_CORE),
-              .units = {},
-              .pid = reply.attrs.u32(KVMAI_A_PMU_PID)};
-    for (const Attr* a : reply.attrs.all(KVMAI_A_PMU_UNIT)) {
-      p.units.push_back(AttrSet::parse(a->payload).str(KVMAI_A_UNIT_NAME).value_or(""));
-    }
-    return p;
-  }
-
-  void pmu_assign(const std::string& vm, bool core, const std::vector<std::string>& units,
-                  const PmuPlan& plan, std::uint32_t pid) {
-    AttrSet req = resources(vm, core, units);
-    if (!plan.cpus.empty()) {
-      req.put_string(KVMAI_A_PMU_CPUS, plan.cpus);
-    }
-    if (plan.shared) {
-      req.put_flag(KVMAI_A_PMU_SHARED);
-    }
-    // QEMU, not this short-lived hook, attaches the VM to the units.
-    req.put_u32(KVMAI_A_PMU_PID, pid);
-    request(KVMAI_CMD_PMU_ASSIGN, req);
-  }
-
-  // Neither core nor units: everything the VM owns.
-  void pmu_release(const std::string& vm, bool core, const std::vector<std::string>& units) {
-    request(KVMAI_CMD_PMU_RELEASE, resources(vm, core, units));
-  }
-
-  const std::vector<std::string>& warnings() const { return warnings_; }
-
- private:
-  static AttrSet resources(const std::string& vm, bool core,
-                           const std::vector<std::string>& units) {
-    AttrSet req;
-    req.put_string(KVMAI_A_PMU_VM, vm);
-    if (core) {
-      req.put_flag(KVMAI_A_PMU_CORE);
-    }
-    for (const auto& u : units) {
-      AttrSet unit;
-      unit.put_string(KVMAI_A_UNIT_NAME, u);
-      req.put_nested(KVMAI_A_PMU_UNIT, unit);
-    }
-    return req;
-  }
-
-  GenlTransport& t() {
-    if (!t_) {
-      t_ = connect_(KVMAI_FAMILY_NAME);
-    }
-    return *t_;
-  }
-
-  GenlMessage request(std::uint8_t cmd, const AttrSet& req) {
-    GenlMessage reply = t().request(cmd, req);
-    if (!reply.warning.empty()) {
-      warnings_.push_back(reply.warning);
-    }
-    return reply;
-  }
-
-  const TransportFactory& connect_;
-  std::unique_ptr<GenlTransport> t_;
-  std::vector<std::string> warnings_;
-};
+// Neither core nor units: everything the VM owns.
+void release_pmu(Kvmai& k, const std::string& vm, bool core = false,
+                 const std::vector<std::string>& units = {}) {
+  k.pmu_release({.vm = vm, .core = core, .units = units});
+}
 
 // Runs `f`; a module error becomes a HookError saying what was being done.
 template <typename F>
@@ -248,16 +153,16 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-void create_group(Module& m, Undo& undo, const std::string& vm, const GroupPlan& g) {
+void create_group(Kvmai& k, Undo& undo, const std::string& vm, const GroupPlan& g) {
   const std::string where = "group " + g.name;
-  step(where + ": create", [&] { m.group_new(g, vm); });
+  step(where + ": create", [&] { new_group(k, g, vm); });
   // Deleting restores every port the group programmed, and drops its
   // members, whatever state it reached.
-  undo.push(where + ": delete", [&m, name = g.name] { m.group_del(name); });
+  undo.push(where + ": delete", [&k, name = g.name] { k.group_del(name); });
   for (const auto& dev : g.devices) {
-    step(cat({where, ": add ", dev}), [&] { m.dev_add(g.name, dev); });
+    step(cat({where, ": add ", dev}), [&] { k.dev_add(g.name, dev); });
   }
-  step(where + ": enable", [&] { m.group_state(g.name, KVMAI_STATE_ENABLED); });
+  step(where + ": enable", [&] { set_state(k, g.name, KVMAI_STATE_ENABLED); });
 }
 
 // QEMU's pid, as libvirt recorded it when it started the process.
@@ -286,11 +191,11 @@ std::uint32_t read_pid(const Call& call) {
 // Nothing changes; what would stop the start later is refused now, before
 // QEMU runs: the plan's own problems, the module missing, and groups or
 // devices that other VMs' groups hold.
-void prepare(const DomainPlan& plan, Module& m) {
+void prepare(const DomainPlan& plan, Kvmai& k) {
   if (plan.groups.empty() && !plan.pmu) {
     return;
   }
-  const auto live = step("list groups", [&] { return m.groups(); });
+  const auto live = step("list groups", [&] { return live_groups(k); });
   for (const GroupPlan& g : plan.groups) {
     if (const LiveGroup* l = find_group(live, g.name); l != nullptr && l->vm != plan.vm) {
       throw HookError("group " + g.name + " exists for vm " + printable(l->vm));
@@ -306,7 +211,7 @@ void prepare(const DomainPlan& plan, Module& m) {
   }
 }
 
-void start_group(Module& m, Undo& undo, const std::string& vm, const GroupPlan& g,
+void start_group(Kvmai& k, Undo& undo, const std::string& vm, const GroupPlan& g,
                  const LiveGroup* live) {
   const std::string where = "group " + g.name;
   if (live != nullptr && live->vm != vm) {
@@ -315,9 +220,9 @@ void start_group(Module& m, Undo& undo, const std::string& vm, const GroupPlan& 
   if (live != nullptr && same_group(*live, g)) {
     // A repeated start: what is there stays.
     if (live->state != KVMAI_STATE_ENABLED) {
-      step(where + ": enable", [&] { m.group_state(g.name, KVMAI_STATE_ENABLED); });
+      step(where + ": enable", [&] { set_state(k, g.name, KVMAI_STATE_ENABLED); });
       undo.push(where + ": disable",
-                [&m, name = g.name] { m.group_state(name, KVMAI_STATE_DISABLED); });
+                [&k, name = g.name] { set_state(k, name, KVMAI_STATE_DISABLED); });
     }
     return;
   }
@@ -325,55 +230,55 @@ void start_group(Module& m, Undo& undo, const std::string& vm, const GroupPlan& 
     // Left by an earlier run of this domain with other settings (the
     // domain has just started, so nothing uses it): deleting it restores
     // its ports, and it is made again as the metadata says.
-    step(where + ": delete the group an earlier run left", [&] { m.group_del(g.name); });
+    step(where + ": delete the group an earlier run left", [&] { k.group_del(g.name); });
   }
-  create_group(m, undo, vm, g);
+  create_group(k, undo, vm, g);
 }
 
-void start_pmu(Module& m, Undo& undo, const std::string& vm, const PmuPlan& p, std::uint32_t pid) {
-  auto live = step("pmu: get", [&] { return m.pmu_get(vm); });
+void start_pmu(Kvmai& k, Undo& undo, const std::string& vm, const PmuPlan& p, std::uint32_t pid) {
+  auto live = step("pmu: get", [&] { return k.find_pmu_record(vm); });
   if (live && live->pid && *live->pid != pid) {
     // Reserved for the QEMU of an earlier run, which is gone: this QEMU
     // could not attach to those units, and the record only stands in the
     // way.
     step("pmu: release the record of pid " + std::to_string(*live->pid),
-         [&] { m.pmu_release(vm, false, {}); });
+         [&] { release_pmu(k, vm); });
     live.reset();
   }
   const bool core = p.core && !(live && live->core);
   std::vector<std::string> units;
   for (const auto& u : p.units) {
-    if (!live || !contains(live->units, u)) {
+    if (!live || !contains(live->unit_names(), u)) {
       units.push_back(u);
     }
   }
   if (!core && units.empty()) {
     return;
   }
-  step("pmu: assign", [&] { m.pmu_assign(vm, core, units, p, pid); });
+  step("pmu: assign", [&] { assign_pmu(k, vm, core, units, p, pid); });
   if (live) {
-    undo.push("pmu: release", [&m, vm, core, units] { m.pmu_release(vm, core, units); });
+    undo.push("pmu: release", [&k, vm, core, units] { release_pmu(k, vm, core, units); });
   } else {
-    undo.push("pmu: release", [&m, vm] { m.pmu_release(vm, false, {}); });
+    undo.push("pmu: release", [&k, vm] { release_pmu(k, vm); });
   }
 }
 
 // All or nothing: libvirt stops the domain when this fails, and what this
 // run made is taken back first.
-void started(const Call& call, const DomainPlan& plan, Module& m) {
+void started(const Call& call, const DomainPlan& plan, Kvmai& k) {
   // Before any change, so that a missing pid file changes nothing.
   const std::uint32_t pid = plan.pmu ? read_pid(call) : 0;
   Undo undo;
   try {
     std::vector<LiveGroup> live;
     if (!plan.groups.empty()) {
-      live = step("list groups", [&] { return m.groups(); });
+      live = step("list groups", [&] { return live_groups(k); });
     }
     for (const GroupPlan& g : plan.groups) {
-      start_group(m, undo, plan.vm, g, find_group(live, g.name));
+      start_group(k, undo, plan.vm, g, find_group(live, g.name));
     }
     if (plan.pmu) {
-      start_pmu(m, undo, plan.vm, *plan.pmu, pid);
+      start_pmu(k, undo, plan.vm, *plan.pmu, pid);
     }
   } catch (const HookError& e) {
     const std::string left = undo.run();
@@ -384,10 +289,10 @@ void started(const Call& call, const DomainPlan& plan, Module& m) {
 // Everything of the domain goes, whatever the metadata says now: groups
 // are the domain's by their vm, the PMU record by its name.  Already gone
 // (a second stop operation, module unloaded) is not a failure.
-void stop(const Call& call, Module& m) {
+void stop(const Call& call, Kvmai& k) {
   std::vector<LiveGroup> live;
   try {
-    live = m.groups();
+    live = live_groups(k);
   } catch (const GenlError& e) {
     if (e.kind() == GenlError::Kind::family_not_found) {
       return;  // unloading the module restored every port already
@@ -405,7 +310,7 @@ void stop(const Call& call, Module& m) {
       continue;
     }
     try {
-      m.group_del(g.name);
+      k.group_del(g.name);
     } catch (const GenlError& e) {
       if (!is_errno(e, ENOENT)) {
         note("group " + g.name + ": delete", e);
@@ -416,7 +321,7 @@ void stop(const Call& call, Module& m) {
   // the domain ran; prepare refuses such domains), and asking would fail.
   if (name_problem(call.domain, KVMAI_VM_LEN).empty()) {
     try {
-      m.pmu_release(call.domain, false, {});
+      release_pmu(k, call.domain);
     } catch (const GenlError& e) {
       // ENOENT: the VM owns nothing; EOPNOTSUPP: a module without PMUs.
       if (!is_errno(e, ENOENT) && !is_errno(e, EOPNOTSUPP)) {
@@ -429,7 +334,7 @@ void stop(const Call& call, Module& m) {
   }
 }
 
-void reconnect_group(Module& m, const std::string& vm, const GroupPlan& g,
+void reconnect_group(Kvmai& k, const std::string& vm, const GroupPlan& g,
                      const std::vector<LiveGroup>& live, std::vector<std::string>& warnings) {
   const std::string where = "group " + g.name;
   const LiveGroup* l = find_group(live, g.name);
@@ -446,7 +351,7 @@ void reconnect_group(Module& m, const std::string& vm, const GroupPlan& g,
       return;
     }
     try {
-      m.group_state(g.name, KVMAI_STATE_ENABLED);
+      set_state(k, g.name, KVMAI_STATE_ENABLED);
     } catch (const GenlError& e) {
       warnings.push_back(where + ": enable: " + e.what() + ": left disabled");
     }
@@ -455,7 +360,7 @@ void reconnect_group(Module& m, const std::string& vm, const GroupPlan& g,
   // The module lost it (reloaded while the domain ran).
   Undo undo;
   try {
-    create_group(m, undo, vm, g);
+    create_group(k, undo, vm, g);
   } catch (const HookError& e) {
     const std::string left = undo.run();
     warnings.push_back(std::string(e.what()) + ": not put back" +
@@ -463,10 +368,10 @@ void reconnect_group(Module& m, const std::string& vm, const GroupPlan& g,
   }
 }
 
-void reconnect_pmu(const Call& call, Module& m, const PmuPlan& p,
+void reconnect_pmu(const Call& call, Kvmai& k, const PmuPlan& p,
                    std::vector<std::string>& warnings) {
   try {
-    const auto live = step("pmu: get", [&] { return m.pmu_get(call.domain); });
+    const auto live = step("pmu: get", [&] { return k.find_pmu_record(call.domain); });
     const std::uint32_t pid = read_pid(call);
     if (live) {
       if (live->pid && *live->pid != pid) {
@@ -475,7 +380,7 @@ void reconnect_pmu(const Call& call, Module& m, const PmuPlan& p,
       }
       return;
     }
-    step("pmu: assign", [&] { m.pmu_assign(call.domain, p.core, p.units, p, pid); });
+    step("pmu: assign", [&] { assign_pmu(k, call.domain, p.core, p.units, p, pid); });
   } catch (const HookError& e) {
     warnings.push_back(std::string(e.what()) + ": not put back");
   }
@@ -485,11 +390,11 @@ void reconnect_pmu(const Call& call, Module& m, const PmuPlan& p,
 // for what is unsafe, an enabled group of this domain with a device that
 // the domain is not given (libvirt kills the domain when this fails, and
 // its stop operations delete the group).
-void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Module& m,
+void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Kvmai& k,
                std::vector<std::string>& warnings) {
   std::vector<LiveGroup> live;
   try {
-    live = m.groups();
+    live = live_groups(k);
   } catch (const GenlError& e) {
     // No module, no relaxed port: nothing unsafe, and nothing to put back
     // into it either.
@@ -516,14 +421,14 @@ void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Mo
     return;
   }
   for (const GroupPlan& g : plan.groups) {
-    reconnect_group(m, plan.vm, g, live, warnings);
+    reconnect_group(k, plan.vm, g, live, warnings);
   }
   if (plan.pmu) {
-    reconnect_pmu(call, m, *plan.pmu, warnings);
+    reconnect_pmu(call, k, *plan.pmu, warnings);
   }
 }
 
-void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Module& m,
+void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Kvmai& k,
                         std::vector<std::string>& warnings) {
   const FsReader sys(call.sysfs_root);
   // Any domain's, kvm-ai's or not: it reads sysfs and opens no socket.
@@ -538,13 +443,13 @@ void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Module& m
   const auto host = [&] { return xml.kvmai.pmu ? read_host_config(call.config) : HostConfig{}; };
   switch (op) {
     case Op::prepare:
-      prepare(plan_domain(call.domain, xml, sys, host()), m);
+      prepare(plan_domain(call.domain, xml, sys, host()), k);
       break;
     case Op::started:
-      started(call, plan_domain(call.domain, xml, sys, host()), m);
+      started(call, plan_domain(call.domain, xml, sys, host()), k);
       break;
     case Op::reconnect:
-      reconnect(call, xml, sys, m, warnings);
+      reconnect(call, xml, sys, k, warnings);
       break;
     case Op::stop:
     case Op::none:
@@ -565,77 +470,26 @@ std::string one_line(std::string s) {
   return escape_bytes(s);
 }
 
-void qemu(const Args& args, Context& ctx) {
-  const Call call = parse_call(args);
-  if (!acts_on(call)) {
-    return;
-  }
-  // By hand on a terminal, the hook would wait for the XML silently.
-  if (isatty(STDIN_FILENO) != 0) {
-    ctx.err << "kvmai: the domain XML goes on standard input, as libvirt gives it\n";
-    throw QuietExit(kExitFailed);
-  }
-  const std::string xml{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
-  if (const int rc = run_qemu_hook(call, xml, ctx.err, ctx.connect); rc != kExitOk) {
-    throw QuietExit(rc);
-  }
-}
-
-const ObjectRegistrar kRegistrar({
-    .name = "hook",
-    .summary = "libvirt's hook: a domain's groups and PMUs from its metadata",
-    .commands = {{.name = "qemu",
-                  .usage = "[ --run-dir DIR ] [ --sysfs-root DIR ] [ --config FILE ] DOMAIN "
-                           "OPERATION SUB-OPERATION [ EXTRA ]\n"
-                           "                           (run by libvirt, domain XML on stdin)",
-                  .summary = "the QEMU driver's hook (/etc/libvirt/hooks/qemu.d/kvmai)",
-                  .run = qemu,
-                  .data_args = true}},
-    .default_command = "",
-});
-
 }  // namespace
 
-Call parse_call(const Args& args) {
+Call call_of(const Words& words, const GlobalOptions& opts) {
   Call c;
-  std::size_t i = 0;
-  // Options first; from the first other word on, everything is libvirt's.
-  for (; i < args.size(); ++i) {
-    const std::string& w = args[i];
-    std::string* target = nullptr;
-    std::string_view name;
-    for (const auto& [option, field] : {std::pair{std::string_view("--run-dir"), &c.run_dir},
-                                        std::pair{std::string_view("--sysfs-root"), &c.sysfs_root},
-                                        std::pair{std::string_view("--config"), &c.config}}) {
-      if (w == option ||
-          (w.starts_with(option) && w.size() > option.size() && w[option.size()] == '=')) {
-        target = field;
-        name = option;
-      }
-    }
-    if (target == nullptr) {
-      break;
-    }
-    if (w.size() > name.size()) {
-      *target = w.substr(name.size() + 1);
-    } else if (++i < args.size()) {
-      *target = args[i];
-    } else {
-      throw UsageError("missing " + std::string(name == "--config" ? "FILE" : "DIR") + " after \"" +
-                       std::string(name) + "\"");
-    }
-  }
-  const std::vector<std::string_view> wanted{"DOMAIN", "OPERATION", "SUB-OPERATION"};
-  if (args.size() - i < wanted.size()) {
-    throw UsageError("missing " + std::string(wanted[args.size() - i]));
-  }
-  c.domain = args[i];
-  c.operation = args[i + 1];
-  c.suboperation = args[i + 2];
+  c.run_dir = words.value("run-dir").value_or(c.run_dir);
+  c.config = words.value("config").value_or(c.config);
+  c.sysfs_root = opts.sysfs_root;
+  const auto data = words.operands();
+  c.domain = data[0];
+  c.operation = data[1];
+  c.suboperation = data[2];
   // Later libvirt versions may pass more: ignored, since refusing them
   // would stop every domain from starting.
-  c.extra = i + 3 < args.size() ? args[i + 3] : "-";
+  c.extra = data.size() > 3 ? data[3] : "-";
   return c;
+}
+
+Call parse_call(const Args& args) {
+  GlobalOptions opts;
+  return call_of(parse_words(table_command("hook", "qemu").syntax, args, opts), opts);
 }
 
 bool acts_on(const Call& call) {
@@ -648,7 +502,9 @@ int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& e
   if (op == Op::none) {
     return kExitOk;
   }
-  Module m(connect);
+  // The module's warnings (extack on success) come first.
+  std::vector<std::string> module_warnings;
+  Kvmai k(connect, [&](std::string_view w) { module_warnings.emplace_back(w); });
   std::vector<std::string> warnings;
   try {
     if (op == Op::stop) {
@@ -656,19 +512,19 @@ int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& e
       // --remove` takes kvm-ai's element out of a running domain, and what
       // `started` made must go all the same.  A domain that never was
       // kvm-ai's costs a dump and a release that finds nothing.
-      stop(call, m);
+      stop(call, k);
     } else {
-      start_or_reconnect(call, op, parse_domain_xml(domain_xml), m, warnings);
+      start_or_reconnect(call, op, parse_domain_xml(domain_xml), k, warnings);
     }
   } catch (const std::exception& e) {
     err << "kvmai: " << one_line(e.what()) << '\n';
     return kExitFailed;
   }
-  warnings.insert(warnings.begin(), m.warnings().begin(), m.warnings().end());
+  warnings.insert(warnings.begin(), module_warnings.begin(), module_warnings.end());
   for (const auto& w : warnings) {
     err << "kvmai: warning: " << one_line(w) << '\n';
   }
   return kExitOk;
 }
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

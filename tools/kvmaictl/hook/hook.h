@@ -25,10 +25,10 @@
 #include <string>
 #include <string_view>
 
-#include "cli.h"
+#include "cli/command.h"
 #include "hook/host_config.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 
 struct Call {
   std::string domain;
@@ -40,9 +40,13 @@ struct Call {
   std::string config{kHostConfigPath};  // the host's settings (host_config.h)
 };
 
-// `[ --run-dir DIR ] [ --sysfs-root DIR ] [ --config FILE ] DOMAIN
-// OPERATION SUB-OPERATION [ EXTRA ]`: anything after the options is
-// libvirt's, so a domain name may start with "-". Throws UsageError.
+// `[ --run-dir DIR ] [ --config FILE ] [ -- ] DOMAIN OPERATION
+// SUB-OPERATION [ EXTRA ]...`, as the command table's syntax takes it, and
+// the global --sysfs-root: anything after the options is libvirt's, so a
+// domain name may start with "-" (the installed script puts "--" before
+// libvirt's words, which then are never options).
+Call call_of(const Words& words, const GlobalOptions& opts);
+// call_of() of `args` parsed as `hook qemu` parses them. Throws UsageError.
 Call parse_call(const Args& args);
 
 // Whether the hook acts on this operation; only then is the domain XML
@@ -56,4 +60,4 @@ bool acts_on(const Call& call);
 int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& err,
                   const TransportFactory& connect);
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

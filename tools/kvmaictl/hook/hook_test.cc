@@ -10,19 +10,19 @@
 #include <map>
 #include <sstream>
 
-#include "group_fixture.h"
-#include "hook/hook_testing.h"
 #include "hook/metadata.h"
-#include "test_util.h"
+#include "testing/group_replies.h"
+#include "testing/hook.h"
+#include "testing/run.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
-using kvmaictl::testing::domain_xml;
-using kvmaictl::testing::FakeTransport;
-using kvmaictl::testing::kvmai_vm;
-using kvmaictl::testing::message;
-using kvmaictl::testing::TempDir;
+using kvmai::kvmaictl::testing::domain_xml;
+using kvmai::kvmaictl::testing::FakeTransport;
+using kvmai::kvmaictl::testing::kvmai_vm;
+using kvmai::kvmaictl::testing::message;
+using kvmai::kvmaictl::testing::TempDir;
 using ::testing::ElementsAre;
 
 using Log = FakeTransport::Log;
@@ -358,6 +358,12 @@ TEST(HookCli, ArgumentsAndOptions) {
             "/tmp/h.conf");
   // More words than libvirt passes today are taken, not refused.
   EXPECT_EQ(parse_call({"vm1", "started", "begin", "-", "future"}).domain, "vm1");
+  // After "--", libvirt's words are data: a domain called like an option
+  // points the hook at no other file.
+  const Call dashed = parse_call({"--", "--config=/tmp/evil", "prepare", "begin", "-"});
+  EXPECT_EQ(dashed.domain, "--config=/tmp/evil");
+  EXPECT_EQ(dashed.config, "/etc/kvmai/hook.conf");
+  EXPECT_EQ(parse_call({"--", "-v", "prepare", "begin"}).domain, "-v");
 
   const auto r = testing::run_cli({"hook", "qemu", "vm1", "started"});
   EXPECT_EQ(r.rc, kExitUsage);
@@ -1181,4 +1187,4 @@ TEST(HookProgram, WithoutKvmaictlDomainsStart) {
 }
 
 }  // namespace
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <fstream>
 
+#include "client/names.h"
 #include "hook/metadata.h"
-#include "kvmai_group.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 
 namespace po = boost::program_options;
 
@@ -57,4 +57,4 @@ HostConfig read_host_config(const std::string& path) {
   return c;
 }
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

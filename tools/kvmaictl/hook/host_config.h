@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 
 inline constexpr std::string_view kHostConfigPath = "/etc/kvmai/hook.conf";
 
@@ -34,4 +34,4 @@ struct HostConfig {
 // anything but the settings above.
 HostConfig read_host_config(const std::string& path);
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include "hook/hook_testing.h"
 #include "hook/metadata.h"
+#include "testing/hook.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
-using kvmaictl::testing::TempDir;
+using kvmai::kvmaictl::testing::TempDir;
 using ::testing::ElementsAre;
 
 std::string error_of(const std::string& path) {
@@ -66,4 +66,4 @@ TEST(HostConfig, Refusals) {
 }
 
 }  // namespace
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

@@ -11,11 +11,11 @@
 #include <set>
 #include <utility>
 
-#include "kvmai_group.h"
-#include "pci_tree.h"
+#include "client/names.h"
+#include "model/pci_tree.h"
 #include "vm/libvirt.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
 // ---- namespaces ------------------------------------------------------------
@@ -625,4 +625,4 @@ void check_counters_devices(const std::string& vm, const DomainXml& xml, const T
   }
 }
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

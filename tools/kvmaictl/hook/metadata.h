@@ -37,10 +37,10 @@
 #include <string_view>
 #include <vector>
 
+#include "common/sysfs.h"
 #include "hook/host_config.h"
-#include "sysfs.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 
 // `parts` as one string, built once (messages made inside loops).
 std::string cat(std::initializer_list<std::string_view> parts);
@@ -145,4 +145,4 @@ std::string cpu_list(const std::set<unsigned>& cpus);
 // HookError naming the first device that is not the domain's.
 void check_counters_devices(const std::string& vm, const DomainXml& xml, const TreeReader& sys);
 
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

@@ -15,19 +15,19 @@
 #include <set>
 #include <sstream>
 
-#include "hook/hook_testing.h"
-#include "sysfs.h"
-#include "test_util.h"
+#include "common/sysfs.h"
+#include "testing/hook.h"
+#include "testing/libxml2.h"
+#include "testing/run.h"
 #include "vm/libvirt.h"
-#include "xml/libxml2_testing.h"
 
-namespace kvmaictl::hook {
+namespace kvmai::kvmaictl::hook {
 namespace {
 
-namespace lx = kvmaictl::testing::lx;
-using kvmaictl::testing::domain_xml;
-using kvmaictl::testing::kvmai_vm;
-using kvmaictl::testing::TempDir;
+namespace lx = kvmai::kvmaictl::testing::lx;
+using kvmai::kvmaictl::testing::domain_xml;
+using kvmai::kvmaictl::testing::kvmai_vm;
+using kvmai::kvmaictl::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -446,4 +446,4 @@ TEST(Schema, VmPlanGroupRefusals) {
 }
 
 }  // namespace
-}  // namespace kvmaictl::hook
+}  // namespace kvmai::kvmaictl::hook

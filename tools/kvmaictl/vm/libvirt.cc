@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pci_tree.h"
-#include "print.h"
+#include "cli/print.h"
+#include "model/pci_tree.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // libvirt's names for the QEMU devices the plan uses.  Without a <model
@@ -313,4 +313,4 @@ std::string libvirt_xml(const VmPlan& plan, std::string_view kvmai_group) {
   return libvirt_domain(plan, kvmai_group).str(false);
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -28,7 +28,7 @@
 #include "vm/plan.h"
 #include "xml/xml.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // libvirt's namespace for QEMU-only elements (<qemu:override>).
 inline constexpr std::string_view kLibvirtQemuNs = "http://libvirt.org/schemas/domain/qemu/1.0";
@@ -53,4 +53,4 @@ xml::Doc libvirt_domain(const VmPlan& plan, std::string_view kvmai_group = {});
 // prints a domain), ending in a newline.
 std::string libvirt_xml(const VmPlan& plan, std::string_view kvmai_group = {});
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -20,14 +20,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "print.h"
-#include "test_util.h"
-#include "xml/libxml2_testing.h"
+#include "cli/print.h"
+#include "testing/libxml2.h"
+#include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
-namespace lx = kvmaictl::testing::lx;
+namespace lx = kvmai::kvmaictl::testing::lx;
 
 using ::testing::HasSubstr;
 using testing::matches_golden;
@@ -448,4 +448,4 @@ TEST(Libvirt, VirtXmlValidateRejectsABadController) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -5,10 +5,10 @@
 #include <optional>
 #include <vector>
 
-#include "print.h"
+#include "cli/print.h"
 #include "xml/xml.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 constexpr std::uint32_t kBridgeClass = 0x060400;
@@ -117,7 +117,7 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
   std::map<const GuestBridge*, Link> synthetic;
   for (const auto& m : members) {
     const PciRoot* root = host.root(m.pxb->host);
-    if (root != nullptr && root->expander) {
+    if (root != nullptr && root->as_switch) {
       synthetic[m.pxb] = faster(synthetic[m.pxb], link_of(host, *m.host));
     }
   }
@@ -167,4 +167,4 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
   return doc.str(false);
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -10,7 +10,7 @@
 //   bus.  Devices and switches are named by their guest bus ids (VmPlan's
 //   guest_bdf and the bridges' slots and bus numbers).
 // - Host switches the guest cannot show: a host root bus kvmaictl counts as
-//   a switch (an expander, see pci_tree.h) becomes a pxb-pcie in the guest,
+//   a switch (PciRoot::as_switch, see pci_tree.h) becomes a pxb-pcie in the guest,
 //   whose root ports NCCL would put straight on the CPU (PHB).  A synthetic
 //   bridge (bus id ffff:ff:NN.0, which no guest device has) groups them as
 //   on the host.
@@ -20,10 +20,10 @@
 
 #include <string>
 
-#include "pci_tree.h"
+#include "model/pci_tree.h"
 #include "vm/plan.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 // NCCL's classes for the devices it uses: GPUs (0x03....) and NICs (0x02....).
 // Other assigned devices are left out of the file (NCCL would take an
@@ -33,4 +33,4 @@ bool nccl_uses(const PciDevice& d);
 // The document, indented, with its XML declaration.
 std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

@@ -1,13 +1,15 @@
 #include "vm/plan.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
-#include "cli.h"
-#include "print.h"
+#include "cli/errors.h"
+#include "cli/print.h"
+#include "common/names.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 // Expanders take root bus numbers 0x20, 0x40, ..., leaving each room for
@@ -28,17 +30,15 @@ const PciDevice& resolve(const Topology& topo, const std::string& word) {
   throw OpError("no device \"" + word + "\" (gpuN, nicN or a PCI address)");
 }
 
+// The QEMU device standing for a host port of each role.
+constexpr std::array<kvmai::Named<Role>, 3> kBridgeModels{{
+    {Role::root_port, "pcie-root-port"},
+    {Role::upstream_port, "x3130-upstream"},
+    {Role::downstream_port, "xio3130-downstream"},
+}};
+
 std::string bridge_model(Role role) {
-  switch (role) {
-    case Role::root_port:
-      return "pcie-root-port";
-    case Role::upstream_port:
-      return "x3130-upstream";
-    case Role::downstream_port:
-      return "xio3130-downstream";
-    default:
-      return "";
-  }
+  return std::string(kvmai::name_of(kBridgeModels, role, ""));
 }
 
 // The guest bus numbers below @bus, depth first in slot order as SeaBIOS
@@ -320,4 +320,4 @@ std::vector<std::string> qemu_args(const VmPlan& plan) {
   return a;
 }
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

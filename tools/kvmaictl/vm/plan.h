@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "sysfs.h"
-#include "topology.h"
+#include "common/sysfs.h"
+#include "model/topology.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 
 struct PlanRequest {
   std::vector<std::string> devices;  // gpuN, nicN, BDFs (DDDD:BB:DD.F or BB:DD.F)
@@ -78,4 +78,4 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
 // The plan as QEMU arguments, one option and its value per element pair.
 std::vector<std::string> qemu_args(const VmPlan& plan);
 
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

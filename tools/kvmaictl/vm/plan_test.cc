@@ -4,9 +4,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "test_util.h"
+#include "testing/run.h"
 
-namespace kvmaictl {
+namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
@@ -305,4 +305,4 @@ TEST(VmPlan, VfNotOnVfioIsRefused) {
 }
 
 }  // namespace
-}  // namespace kvmaictl
+}  // namespace kvmai::kvmaictl

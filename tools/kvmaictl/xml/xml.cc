@@ -3,7 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace kvmaictl::xml {
+namespace kvmai::kvmaictl::xml {
 
 Element Element::child(std::string_view name) const {
   return Element(node_.append_child(std::string(name).c_str()));
@@ -62,4 +62,4 @@ std::string Doc::str(bool declaration) const {
   return out.str();
 }
 
-}  // namespace kvmaictl::xml
+}  // namespace kvmai::kvmaictl::xml

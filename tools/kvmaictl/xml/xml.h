@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace kvmaictl::xml {
+namespace kvmai::kvmaictl::xml {
 
 // An element of a Doc; the document owns it, so it is a plain handle.
 class Element {
@@ -49,4 +49,4 @@ class Doc {
   std::unique_ptr<pugi::xml_document> doc_;
 };
 
-}  // namespace kvmaictl::xml
+}  // namespace kvmai::kvmaictl::xml

@@ -1,0 +1,434 @@
+#include "check/checks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/perf_pmus.h"
+#include "testing/run.h"
+
+namespace kvmai::kvmaictl {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_cli;
+using testing::testdata;
+
+std::map<std::string, CheckResult> checks_in(const std::filesystem::path& dir) {
+  const FsReader sys(dir / "sys");
+  const FsReader proc(dir / "proc");
+  // The emulated host's ACS switches are host bridges, and it says so.
+  const bool emulated = dir.filename().string().starts_with("emulated");
+  const Topology topo(PciTree::read(sys, {.host_bridge_switches = emulated}));
+  std::map<std::string, CheckResult> m;
+  for (auto& r : run_checks(sys, proc, topo)) {
+    m[r.id] = r;
+  }
+  return m;
+}
+
+std::map<std::string, CheckResult> checks(const std::string& fixture) {
+  return checks_in(testdata(fixture));
+}
+
+// A fixture copied to a temporary directory, to vary a file or two of it
+// for a case no committed fixture shows. Its symlinks are relative, so
+// they stay inside the copy.
+class FixtureCopy {
+ public:
+  explicit FixtureCopy(const std::string& fixture)
+      : dir_(std::filesystem::path(::testing::TempDir()) /
+             // The pid too: two test runs at once (a package build
+             // beside a developer's ctest) must not share the copy.
+             ("kvmaictl-" + fixture + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+              std::to_string(getpid()))) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::copy(
+        testdata(fixture), dir_,
+        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  }
+  FixtureCopy(const FixtureCopy&) = delete;
+  FixtureCopy& operator=(const FixtureCopy&) = delete;
+  FixtureCopy(FixtureCopy&&) = delete;
+  FixtureCopy& operator=(FixtureCopy&&) = delete;
+  ~FixtureCopy() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // `rel` is below the copy: "sys/...", "proc/cmdline".
+  void write(const std::string& rel, const std::string& text) const {
+    const auto path = dir_ / rel;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+  }
+  void append(const std::string& rel, const std::string& text) const {
+    std::ofstream(dir_ / rel, std::ios::app) << text;
+  }
+  void remove(const std::string& rel) const { std::filesystem::remove_all(dir_ / rel); }
+  std::map<std::string, CheckResult> checks() const { return checks_in(dir_); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// A `resource` file as the kernel prints it: the BAR lines given ("" for
+// a zero one), then zero lines up to the 13 an endpoint has.
+std::string resource(const std::vector<std::string>& bar_lines) {
+  const std::string zero = "0x0000000000000000 0x0000000000000000 0x0000000000000000";
+  std::string s;
+  for (std::size_t i = 0; i < 13; ++i) {
+    s += (i < bar_lines.size() && !bar_lines[i].empty() ? bar_lines[i] : zero) + "\n";
+  }
+  return s;
+}
+
+TEST(Check, EveryIdReportedOnce) {
+  const auto m = checks("hgx");
+  EXPECT_EQ(m.size(), check_ids().size());
+}
+
+TEST(Check, IommuOffFails) {
+  auto m = checks("iommu-off");
+  EXPECT_EQ(m["iommu"].status, Status::fail);
+  EXPECT_THAT(m["iommu"].fix, HasSubstr("intel_iommu=on"));
+  EXPECT_EQ(m["vfio"].status, Status::fail);
+  EXPECT_EQ(m["hugepages"].status, Status::fail);
+}
+
+TEST(Check, IommuModeFromGroupTypes) {
+  auto m = checks("flat");
+  EXPECT_EQ(m["iommu"].status, Status::pass);
+  EXPECT_THAT(m["iommu"].evidence, HasSubstr("identity"));
+}
+
+TEST(Check, AcsRedirectWarnsWithSetpciFix) {
+  auto m = checks("emulated");
+  EXPECT_EQ(m["acs"].status, Status::warn);
+  EXPECT_THAT(m["acs"].fix, HasSubstr("setpci -s 0000:20:00.0 ECAP_ACS+6.w=005d"));
+  EXPECT_EQ(checks("emulated-dt")["acs"].status, Status::pass);
+}
+
+TEST(Check, AcsMissingWarnsAboutIsolation) {
+  auto m = checks("noacs");
+  EXPECT_EQ(m["acs"].status, Status::warn);
+  EXPECT_THAT(m["acs"].evidence, HasSubstr("no isolation"));
+}
+
+TEST(Check, UnprivilegedSaysRunAsRoot) {
+  auto m = checks("unprivileged");
+  EXPECT_EQ(m["acs"].fix, "run kvmaictl as root");
+  EXPECT_EQ(m["ats"].fix, "run kvmaictl as root");
+}
+
+TEST(Check, MaxReadReqFixComputesDevctl) {
+  auto m = checks("flat");
+  EXPECT_EQ(m["mrrs"].status, Status::warn);
+  // DevCtl 0x202f (MPS 256, MRRS 512) becomes 0x502f.
+  EXPECT_THAT(m["mrrs"].fix, HasSubstr("setpci -s 0000:01:00.0 CAP_EXP+8.w=502f"));
+}
+
+TEST(Check, DegradedLinkWarns) {
+  auto m = checks("hgx");
+  EXPECT_EQ(m["link"].status, Status::warn);
+  EXPECT_THAT(m["link"].evidence, HasSubstr("gpu6 16.0 GT/s PCIe of 32.0 GT/s PCIe"));
+  EXPECT_THAT(m["link"].evidence, HasSubstr("nic0 x4 of x8"));
+}
+
+TEST(Check, PmuAndWatchdog) {
+  auto hgx = checks("hgx");
+  EXPECT_EQ(hgx["pmu"].status, Status::pass);
+  EXPECT_EQ(hgx["nmi-watchdog"].status, Status::pass);
+  auto flat = checks("flat");
+  EXPECT_EQ(flat["pmu"].status, Status::warn);
+  EXPECT_THAT(flat["pmu"].fix, HasSubstr("enable_mediated_pmu=1"));
+  EXPECT_EQ(flat["nmi-watchdog"].status, Status::warn);
+  auto amd = checks("iommu-off");
+  EXPECT_THAT(amd["pmu"].evidence, HasSubstr("kernel before 7.0"));
+}
+
+TEST(Check, CorePmu) {
+  EXPECT_EQ(checks("hgx")["core-pmu"].evidence, "cpu (sapphire_rapids)");
+  EXPECT_EQ(checks("flat")["core-pmu"].evidence, "cpu_atom, cpu_core (alderlake_hybrid)");
+  EXPECT_EQ(checks("iommu-off")["core-pmu"].evidence, "cpu");  // AMD: no caps/pmu_name
+  for (const auto* fixture : {"no-pmu", "emulated"}) {
+    auto m = checks(fixture);
+    EXPECT_EQ(m["core-pmu"].status, Status::warn) << fixture;
+    EXPECT_EQ(m["core-pmu"].evidence, "none (no PMU: emulated?)") << fixture;
+    EXPECT_THAT(m["core-pmu"].fix, HasSubstr("pmu=on")) << fixture;
+  }
+}
+
+TEST(Check, UncorePmusCountedByKind) {
+  auto hgx = checks("hgx");
+  EXPECT_EQ(hgx["uncore-pmu"].status, Status::pass);
+  EXPECT_EQ(hgx["uncore-pmu"].evidence,
+            "22 uncore PMUs: uncore_cha x4, uncore_iio x6, uncore_imc x8, uncore_upi x4");
+  // AMD's names; ibs_op and friends are not uncore.
+  EXPECT_EQ(checks("iommu-off")["uncore-pmu"].evidence,
+            "4 uncore PMUs: amd_df, amd_l3, amd_umc x2");
+  // Names without a box number are kinds of their own.
+  EXPECT_THAT(checks("flat")["uncore-pmu"].evidence,
+              HasSubstr(": uncore_clock, uncore_imc_free_running x2"));
+}
+
+TEST(Check, NoUncorePmus) {
+  auto intel = checks("multifunction");
+  EXPECT_EQ(intel["uncore-pmu"].status, Status::warn);
+  EXPECT_EQ(intel["uncore-pmu"].fix, "modprobe intel_uncore");
+  auto none = checks("no-pmu");
+  EXPECT_EQ(none["uncore-pmu"].status, Status::warn);
+  EXPECT_EQ(none["uncore-pmu"].fix, "see core-pmu");
+}
+
+// pmu-server: everything ready but the watchdog, which is a warning.
+TEST(Check, PmuServerWarnsOnlyAboutTheWatchdog) {
+  auto m = checks("pmu-server");
+  for (const auto* id : {"core-pmu", "pmu", "uncore-pmu", "kvmai"}) {
+    EXPECT_EQ(m[id].status, Status::pass) << id;
+  }
+  EXPECT_EQ(m["nmi-watchdog"].status, Status::warn);
+}
+
+TEST(Check, NoKvmFailsThePmuCheck) {
+  auto m = checks("no-pmu");
+  EXPECT_EQ(m["pmu"].status, Status::fail);
+  EXPECT_EQ(m["pmu"].evidence, "neither kvm_intel nor kvm_amd loaded");
+}
+
+TEST(PerfPmus, MediatedPmuStates) {
+  const std::vector<std::tuple<std::string, MediatedPmu::State, std::string>> cases{
+      {"hgx", MediatedPmu::State::enabled, "kvm_intel"},
+      {"flat", MediatedPmu::State::disabled, "kvm_intel"},
+      {"iommu-off", MediatedPmu::State::unsupported, "kvm_amd"},
+      {"no-pmu", MediatedPmu::State::kvm_not_loaded, ""},
+  };
+  for (const auto& [fixture, state, module] : cases) {
+    const FsReader sys(testdata(fixture + "/sys"));
+    const auto m = read_mediated_pmu(sys);
+    EXPECT_EQ(m.state, state) << fixture;
+    EXPECT_EQ(m.module, module) << fixture;
+  }
+  EXPECT_EQ(read_mediated_pmu(FsReader(testdata("flat/sys"))).value, "N");
+  EXPECT_EQ(mediated_state_name(MediatedPmu::State::kvm_not_loaded), "kvm-not-loaded");
+}
+
+TEST(PerfPmus, NmiWatchdog) {
+  EXPECT_EQ(read_nmi_watchdog(FsReader(testdata("pmu-server/proc"))), true);
+  EXPECT_EQ(read_nmi_watchdog(FsReader(testdata("hgx/proc"))), false);
+  EXPECT_EQ(read_nmi_watchdog(FsReader(testdata("hgx/sys"))), std::nullopt);
+}
+
+TEST(Check, IommuPagesOneGigOnEveryUnit) {
+  auto m = checks("hgx");
+  EXPECT_EQ(m["iommu-pages"].status, Status::pass);
+  EXPECT_EQ(m["iommu-pages"].evidence, "2M and 1G I/O pages on dmar0");
+  // QEMU's intel-iommu: SLLPS 2M and 1G, no scalable mode.
+  EXPECT_EQ(checks("emulated")["iommu-pages"].status, Status::pass);
+}
+
+TEST(Check, IommuPagesWarnsOnAUnitWithout1G) {
+  auto m = checks("rdma-vf");
+  EXPECT_EQ(m["iommu-pages"].status, Status::warn);
+  EXPECT_EQ(m["iommu-pages"].evidence, "2M but no 1G I/O pages on dmar1 (SLLPS 0x1); 1G on dmar0");
+  EXPECT_THAT(m["iommu-pages"].fix, HasSubstr("hardware limit"));
+}
+
+// SLLPS says 1G, but a unit that offers scalable mode with first-stage
+// tables maps 1G there only with FL1GP (bit 56).
+TEST(Check, IommuPagesWantsFl1gpWhenFirstStageIsPossible) {
+  const FixtureCopy f("hgx");
+  const std::string unit = "sys/class/iommu/dmar0/intel-iommu/";
+  f.write(unit + "cap", "c00380c06\n");  // SLLPS 0x3, FL1GP clear
+  auto m = f.checks();
+  EXPECT_EQ(m["iommu-pages"].status, Status::warn);
+  EXPECT_EQ(m["iommu-pages"].evidence,
+            "2M but no 1G I/O pages on dmar0 (no first-stage 1G, FL1GP)");
+  EXPECT_EQ(m["iommu-pages"].fix, "boot with intel_iommu=sm_off (second-stage tables map 1G)");
+  f.write(unit + "ecap", "4e\n");  // no scalable mode: second stage only
+  EXPECT_EQ(f.checks()["iommu-pages"].status, Status::pass);
+}
+
+TEST(Check, IommuPagesFailsWithoutLargePages) {
+  const FixtureCopy f("hgx");
+  f.write("sys/class/iommu/dmar0/intel-iommu/cap", "8000380c06\n");  // SLLPS 0
+  auto m = f.checks();
+  EXPECT_EQ(m["iommu-pages"].status, Status::fail);
+  EXPECT_EQ(m["iommu-pages"].evidence, "4K I/O pages only on dmar0 (SLLPS 0x0)");
+  EXPECT_THAT(m["iommu-pages"].fix, HasSubstr("none in software"));
+}
+
+TEST(Check, IommuPagesFailsWithSuperPagesOff) {
+  const FixtureCopy f("hgx");
+  f.write("proc/cmdline", "BOOT_IMAGE=/vmlinuz ro intel_iommu=on,sp_off\n");
+  auto m = f.checks();
+  EXPECT_EQ(m["iommu-pages"].status, Status::fail);
+  EXPECT_EQ(m["iommu-pages"].evidence, "4K I/O pages only on dmar0 (intel_iommu=sp_off)");
+  EXPECT_EQ(m["iommu-pages"].fix, "boot without intel_iommu=sp_off");
+}
+
+// Without an IOMMU there is nothing to map with: failed like iommu.
+TEST(Check, IommuPagesFailsWithoutUnits) {
+  auto m = checks("iommu-off");
+  EXPECT_EQ(m["iommu-pages"].status, Status::fail);
+  EXPECT_EQ(m["iommu-pages"].evidence, "no IOMMU in /sys/class/iommu");
+  EXPECT_EQ(m["iommu-pages"].fix, "see iommu");
+}
+
+// AMD-Vi v1 tables map large pages on every unit; only the command line
+// takes them away.
+TEST(Check, IommuPagesOnAmd) {
+  const FixtureCopy f("iommu-off");
+  f.write("sys/class/iommu/ivhd0/amd-iommu/cap", "190b3d0f\n");
+  f.write("sys/class/iommu/ivhd0/amd-iommu/features", "246577efa2254afa:10\n");
+  EXPECT_EQ(f.checks()["iommu-pages"].evidence, "2M and 1G I/O pages on ivhd0");
+  f.write("proc/cmdline", "ro amd_iommu=nohugepages\n");
+  auto m = f.checks();
+  EXPECT_EQ(m["iommu-pages"].status, Status::fail);
+  EXPECT_EQ(m["iommu-pages"].evidence, "4K I/O pages only on ivhd0 (amd_iommu=nohugepages)");
+  EXPECT_EQ(m["iommu-pages"].fix, "boot without amd_iommu=nohugepages");
+  // The v2 table is x86-64 format, 2M and 1G, whatever nohugepages says.
+  f.write("proc/cmdline", "ro amd_iommu=nohugepages,pgtbl_v2\n");
+  EXPECT_EQ(f.checks()["iommu-pages"].status, Status::pass);
+}
+
+TEST(Check, IommuPagesUnknownWarns) {
+  const FixtureCopy f("hgx");
+  f.remove("sys/class/iommu/dmar0/intel-iommu/cap");
+  auto m = f.checks();
+  EXPECT_EQ(m["iommu-pages"].status, Status::warn);
+  EXPECT_EQ(m["iommu-pages"].evidence,
+            "I/O page sizes unknown on dmar0 (intel-iommu/cap unreadable)");
+  f.write("sys/class/iommu/viommu0/uevent", "");
+  EXPECT_THAT(f.checks()["iommu-pages"].evidence, HasSubstr("viommu0 (neither VT-d nor AMD-Vi)"));
+}
+
+TEST(Check, VfBarsPassWhenNothingIsForAGuest) {
+  auto m = checks("hgx");  // no VFs, NICs on mlx5_core
+  EXPECT_EQ(m["vf-bars"].status, Status::pass);
+  EXPECT_EQ(m["vf-bars"].evidence, "no VFs or vfio NICs");
+}
+
+// Each VF's BAR 0 is a slice of its PF's VF BAR region, which the PF's
+// `resource` lists on line 7: that line is no BAR and shares no page.
+TEST(Check, VfBarsPassOnWholePages) {
+  auto m = checks("multifunction");
+  EXPECT_EQ(m["vf-bars"].status, Status::pass);
+  EXPECT_EQ(m["vf-bars"].evidence,
+            "2 memory BARs of 2 VFs: page-aligned, whole pages, none sharing a page");
+  // virtio-net bound to vfio-pci: its I/O-less BARs 1 and 4.
+  EXPECT_EQ(checks("emulated-vm")["vf-bars"].evidence,
+            "4 memory BARs of 2 vfio NICs: page-aligned, whole pages, none sharing a page");
+}
+
+TEST(Check, VfBarsFailOnASharedMisalignedBar) {
+  auto m = checks("rdma-vf");
+  EXPECT_EQ(m["vf-bars"].status, Status::fail);
+  EXPECT_EQ(m["vf-bars"].evidence,
+            "0000:81:00.0 BAR 3 (2 KiB at 0xdffff800): not page-aligned, shares a page with "
+            "0000:81:00.1 BAR 3");
+  EXPECT_EQ(m["vf-bars"].fix,
+            "boot with pci=resource_alignment=0000:81:00.0 (each BAR a page of its own)");
+}
+
+TEST(Check, VfBarsFailOnAMisalignedVf) {
+  const FixtureCopy f("multifunction");
+  f.write("sys/bus/pci/devices/0000:3f:00.3/resource",
+          resource({"0x0000300000000800 0x00003000001007ff 0x000000000014220c"}));
+  auto m = f.checks();
+  EXPECT_EQ(m["vf-bars"].status, Status::fail);
+  EXPECT_EQ(m["vf-bars"].evidence,
+            "0000:3f:00.3 BAR 0 (1 MiB at 0x300000000800): not page-aligned");
+  EXPECT_EQ(m["vf-bars"].fix, "VF BARs are slices of the PF's SR-IOV BAR: update the NIC firmware");
+}
+
+// Page-aligned and alone in its page, a BAR below a page is mapped, with
+// the rest of the page reserved: a warning.
+TEST(Check, VfBarsWarnOnASubPageBar) {
+  const FixtureCopy f("rdma-vf");
+  const std::string bar0 = "0x00000000c0000000 0x00000000c00fffff 0x0000000000040200";
+  f.write("sys/bus/pci/devices/0000:81:00.0/resource",
+          resource({bar0, "", "", "0x00000000dffff000 0x00000000dffff7ff 0x0000000000040200"}));
+  f.write("sys/bus/pci/devices/0000:81:00.1/resource",
+          resource({"0x00000000c0100000 0x00000000c01fffff 0x0000000000040200", "", "",
+                    "0x00000000dfffe000 0x00000000dfffe7ff 0x0000000000040200"}));
+  auto m = f.checks();
+  EXPECT_EQ(m["vf-bars"].status, Status::warn);
+  EXPECT_EQ(m["vf-bars"].evidence,
+            "below a page (mapped only while the rest of the page stays free): 0000:81:00.0 BAR 3 "
+            "(2 KiB at 0xdffff000)");
+  EXPECT_THAT(m["vf-bars"].fix, HasSubstr("pci=resource_alignment=0000:81:00.0"));
+}
+
+TEST(Check, VfBarsUnreadableWarns) {
+  const FixtureCopy f("multifunction");
+  f.remove("sys/bus/pci/devices/0000:3f:00.2/resource");
+  auto m = f.checks();
+  EXPECT_EQ(m["vf-bars"].status, Status::warn);
+  EXPECT_EQ(m["vf-bars"].evidence, "no readable sysfs resource file for 0000:3f:00.2");
+}
+
+TEST(Check, HugepagesFreeOnEveryDeviceNode) {
+  auto m = checks("hgx");
+  EXPECT_EQ(m["hugepages"].status, Status::pass);
+  EXPECT_EQ(m["hugepages"].evidence,
+            "1536 x 1048576kB reserved; 1G free: node0 768 of 768, node1 512 of 768");
+  // No per-node files: the totals only.
+  EXPECT_EQ(checks("pmu-server")["hugepages"].evidence, "256 x 1048576kB reserved");
+}
+
+TEST(Check, HugepagesWarnWhenADeviceNodeHasNoFreeGigPage) {
+  auto m = checks("rdma-vf");
+  EXPECT_EQ(m["hugepages"].status, Status::warn);
+  EXPECT_EQ(m["hugepages"].evidence,
+            "64 x 1048576kB reserved, but no 1G page free on node1 (nic1, nic2; 0 of 0); node0 40 "
+            "of 64 free");
+  EXPECT_EQ(m["hugepages"].fix,
+            "echo <N> > /sys/devices/system/node/node1/hugepages/hugepages-1048576kB/nr_hugepages "
+            "(or boot with hugepagesz=1G hugepages=0:<N>,1:<N>)");
+
+  // Reserved but all in use is the same for the next VM.
+  const FixtureCopy f("hgx");
+  f.write("sys/devices/system/node/node1/hugepages/hugepages-1048576kB/free_hugepages", "0\n");
+  EXPECT_THAT(f.checks()["hugepages"].evidence,
+              HasSubstr("no 1G page free on node1 (gpu4, gpu5, gpu6 and 6 more; 0 of 768)"));
+}
+
+TEST(Check, KvmaiModulePresence) {
+  EXPECT_EQ(checks("hgx")["kvmai"].status, Status::pass);
+  EXPECT_EQ(checks("flat")["kvmai"].status, Status::fail);
+}
+
+TEST(Check, FailingCheckExitsOneAfterPrintingEverything) {
+  const auto r = run_cli({"-j", "check", "--sysfs-root", testdata("flat/sys"), "--procfs-root",
+                          testdata("flat/proc")});
+  EXPECT_EQ(r.rc, kExitFailed);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["checks"].size(), check_ids().size());
+  EXPECT_EQ(j["summary"]["fail"], 2);
+  EXPECT_EQ(r.err, "Error: check show: 2 check(s) failed\n");
+}
+
+TEST(Check, OneCheckByNameOrPrefix) {
+  const auto r = run_cli({"-j", "check", "show", "hug", "--sysfs-root", testdata("hgx/sys"),
+                          "--procfs-root", testdata("hgx/proc")});
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["checks"].size(), 1U);
+  EXPECT_EQ(j["checks"][0]["id"], "hugepages");
+  EXPECT_EQ(j["checks"][0]["fix"], nullptr);
+}
+
+TEST(Check, UnknownCheckNameIsUsageError) {
+  const auto r = run_cli({"check", "show", "hugepage5", "--sysfs-root", testdata("hgx/sys")});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_THAT(r.err, HasSubstr("did you mean \"hugepages\"?"));
+}
+
+}  // namespace
+}  // namespace kvmai::kvmaictl

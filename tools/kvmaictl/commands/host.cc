@@ -1,0 +1,30 @@
+#include "commands/host.h"
+
+#include <fmt/format.h>
+
+#include "cli/errors.h"
+
+namespace kvmai::kvmaictl {
+
+std::unique_ptr<TreeReader> open_sysfs(const GlobalOptions& opts) {
+  auto sys = std::make_unique<FsReader>(opts.sysfs_root);
+  if (!sys->exists("bus/pci/devices")) {
+    throw OpError(
+        fmt::format("no bus/pci/devices under \"{}\" (not a sysfs tree)", opts.sysfs_root));
+  }
+  return sys;
+}
+
+std::unique_ptr<TreeReader> open_procfs(const GlobalOptions& opts) {
+  auto proc = std::make_unique<FsReader>(opts.procfs_root);
+  if (!proc->exists("cmdline")) {
+    throw OpError(fmt::format("no cmdline under \"{}\" (not a procfs tree)", opts.procfs_root));
+  }
+  return proc;
+}
+
+PciTree::Options tree_options(const GlobalOptions& opts) {
+  return {.host_bridge_switches = opts.host_bridge_switches};
+}
+
+}  // namespace kvmai::kvmaictl

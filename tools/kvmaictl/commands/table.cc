@@ -1,0 +1,209 @@
+// The command table: every object kvmaictl knows, its commands, the words
+// each takes (cli/grammar.h) and its help text.  Nothing else lists them:
+// help, the grammar and the tests that walk every command read this.
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "commands/commands.h"
+
+namespace kvmai::kvmaictl {
+namespace {
+
+using Count = Operand::Count;
+using Form = Param::Form;
+
+}  // namespace
+
+const std::vector<Object>& command_table() {
+  static const std::vector<Object> table{
+      {.name = "check",
+       .summary = "host readiness for GPU/NIC passthrough (reads sysfs, procfs)",
+       .default_command = "show",
+       .commands = {{.name = "show",
+                     .usage = "[ NAME ]",
+                     .summary = "run every check, or the one called NAME",
+                     .syntax = {.operands = {{"NAME", Count::optional}}},
+                     .run = check_show}}},
+      {.name = "counters",
+       .summary = "devices giving VMs the counter pages of units they own (kvmai module)",
+       .default_command = "show",
+       .commands = {{.name = "show",
+                     .usage = "[ UNIT ]",
+                     .summary = "counter pages and their devices",
+                     .syntax = {.operands = {{"UNIT", Count::optional}}},
+                     .run = counters_show},
+                    {.name = "add",
+                     .usage = "UNIT [ package N ] [ uuid UUID ]",
+                     .summary = "create the device of a unit's page, for the VM that owns the unit",
+                     .syntax = {.operands = {{"UNIT"}},
+                                .params = {{"package", "N"}, {"uuid", "UUID"}}},
+                     .run = counters_add},
+                    {.name = "del",
+                     .usage = "UUID",
+                     .summary = "remove a counters device (the VM's reads turn to all ones)",
+                     .syntax = {.operands = {{"UUID"}}},
+                     .run = counters_del}}},
+      {.name = "dev",
+       .summary = "devices of P2P groups (kvmai module)",
+       .default_command = "",
+       .commands = {{.name = "add",
+                     .usage = "NAME PCI_ADDR",
+                     .summary = "add a device bound to vfio-pci to a disabled group",
+                     .syntax = {.operands = {{"NAME"}, {"PCI_ADDR"}}},
+                     .run = dev_add},
+                    {.name = "del",
+                     .usage = "NAME PCI_ADDR",
+                     .summary = "remove a device from a disabled group",
+                     .syntax = {.operands = {{"NAME"}, {"PCI_ADDR"}}},
+                     .run = dev_del}}},
+      {.name = "group",
+       .summary = "P2P groups of passthrough devices (kvmai module)",
+       .default_command = "show",
+       .commands =
+           {{.name = "show",
+             .usage = "[ NAME ]",
+             .summary = "one group, or all: members, ports and pairs",
+             .syntax = {.operands = {{"NAME", Count::optional}}},
+             .run = group_show},
+            {.name = "add",
+             .usage = "NAME vm VMID [ mode { translated | direct } ] [ bind-socket ]",
+             .summary = "create a disabled, empty group",
+             .syntax = {.operands = {{"NAME"}},
+                        .params = {{"vm", "VMID"}, {"mode", "MODE"}, {"bind-socket", ""}}},
+             .run = group_add},
+            {.name = "del",
+             .usage = "NAME",
+             .summary = "disable (restoring every port) and delete a group",
+             .syntax = {.operands = {{"NAME"}}},
+             .run = group_del},
+            {.name = "set",
+             .usage = "NAME [ mode { translated | direct } ] [ state { enabled | disabled } ]",
+             .summary = "change mode (while disabled) or state",
+             .syntax = {.operands = {{"NAME"}}, .params = {{"mode", "MODE"}, {"state", "STATE"}}},
+             .run = group_set},
+            {.name = "enable",
+             .usage = "NAME",
+             .summary = "program ACS on the ports between members",
+             .syntax = {.operands = {{"NAME"}}},
+             .run = group_enable},
+            {.name = "disable",
+             .usage = "NAME",
+             .summary = "restore the ports' ACS",
+             .syntax = {.operands = {{"NAME"}}},
+             .run = group_disable}}},
+      {.name = "hook",
+       .summary = "libvirt's hook: a domain's groups and PMUs from its metadata",
+       .default_command = "",
+       .commands =
+           {{.name = "qemu",
+             .usage = "[ --run-dir DIR ] [ --config FILE ] [ -- ] DOMAIN OPERATION "
+                      "SUB-OPERATION [ EXTRA ]\n"
+                      "                           (run by libvirt, domain XML on stdin)",
+             .summary = "the QEMU driver's hook (/etc/libvirt/hooks/qemu.d/kvmai)",
+             .syntax =
+                 {.operands = {{"DOMAIN"}, {"OPERATION"}, {"SUB-OPERATION"}, {"EXTRA", Count::any}},
+                  .params = {{"run-dir", "DIR", Form::option}, {"config", "FILE", Form::option}},
+                  .data = true},
+             .run = hook_qemu}}},
+      {.name = "monitor",
+       .summary = "print the module's notifications until interrupted",
+       .default_command = "all",
+       .commands = {{.name = "all",
+                     .usage = "[ --count N ]",
+                     .summary = "group and PMU ownership events, one line each",
+                     .syntax = {.params = {{"count", "N", Form::option}}},
+                     .run = monitor_all}}},
+      {.name = "pmu",
+       .summary = "core and uncore PMUs owned by VMs (kvmai module)",
+       .default_command = "show",
+       .commands =
+           {{.name = "show",
+             .usage = "[ VM ]",
+             .summary = "the host's PMUs and every VM's, or one VM's",
+             .syntax = {.operands = {{"VM", Count::optional}}},
+             .run = pmu_show},
+            {.name = "assign",
+             .usage = "VM { core | UNIT }... [ cpus LIST ] [ shared ] [ pid PID ] [ bind-socket ]",
+             .summary = "give a VM the core PMU and/or uncore units",
+             .syntax = {.operands = {{"VM"}, {"UNIT", Count::any}},
+                        .params = {{"core", ""},
+                                   {"cpus", "LIST"},
+                                   {"shared", ""},
+                                   {"pid", "PID"},
+                                   {"bind-socket", ""}}},
+             .run = pmu_assign},
+            {.name = "release",
+             .usage = "VM [ core | UNIT ]...",
+             .summary = "take back what is named, or everything the VM owns",
+             .syntax = {.operands = {{"VM"}, {"UNIT", Count::any}}, .params = {{"core", ""}}},
+             .run = pmu_release},
+            {.name = "exec",
+             .usage =
+                 "--user USER [ --group GROUP ] VM [ UNIT | unit NAME ]... -- COMMAND [ ARG ]...\n"
+                 "                           (COMMAND inherits descriptors of the units, "
+                 "all the VM's by\n"
+                 "                           default, at 3, 4, ... and "
+                 "KVMAI_UNCORE_FDS=3:4..., and runs as\n"
+                 "                           USER without capabilities; "
+                 "--user root keeps root; needs root)",
+             .summary = "run a VMM as USER holding descriptors of the VM's uncore units",
+             .syntax = {.operands = {{"VM"}, {"UNIT", Count::any}},
+                        .params = {{"user", "USER", Form::option},
+                                   {"group", "GROUP", Form::option},
+                                   {"unit", "NAME", Form::keyword, true}},
+                        .after_dash = "COMMAND"},
+             .run = pmu_exec}}},
+      {.name = "topo",
+       .summary = "GPU/NIC PCIe topology and P2P paths (reads sysfs)",
+       .default_command = "show",
+       .commands = {{.name = "show",
+                     .usage = "[ DEV ]",
+                     .summary = "devices, switches and GPU/NIC pairs; DEV is gpuN, nicN or a BDF",
+                     .syntax = {.operands = {{"DEV", Count::optional}}},
+                     .run = topo_show}}},
+      {.name = "version",
+       .summary = "tool and kvmai module versions",
+       .default_command = "show",
+       .commands = {{.name = "show",
+                     .usage = "",
+                     .summary = "print both versions",
+                     .syntax = {},
+                     .run = version_show}}},
+      {.name = "vm",
+       .summary = "the guest's layout for host devices (reads sysfs)",
+       .default_command = "plan",
+       .commands =
+           {{.name = "plan",
+             .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
+                      "[ format { qemu | json | libvirt } ] [ group NAME ]",
+             .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
+             .syntax = {.operands = {{"DEV", Count::some}},
+                        .params = {{"vcpus", "N"},
+                                   {"memory", "MIB"},
+                                   {"hugepages", "DIR"},
+                                   {"format", "FORMAT"},
+                                   {"group", "NAME"}}},
+             .run = vm_plan},
+            {.name = "nccl-topo",
+             .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ]",
+             .summary = "NCCL's topology file (XML) for the guest vm plan lays out",
+             .syntax = {.operands = {{"DEV", Count::some}},
+                        .params = {{"vcpus", "N"}, {"memory", "MIB"}, {"hugepages", "DIR"}}},
+             .run = vm_nccl_topo}}},
+  };
+  return table;
+}
+
+const Command& table_command(std::string_view object, std::string_view command) {
+  for (const auto& o : command_table()) {
+    for (const auto& c : o.commands) {
+      if (o.name == object && c.name == command) {
+        return c;
+      }
+    }
+  }
+  throw std::logic_error(fmt::format("no command {} {} in the table", object, command));
+}
+
+}  // namespace kvmai::kvmaictl

@@ -1,0 +1,142 @@
+// `kvmaictl vm plan`: the guest layout for a set of host devices, as QEMU
+// arguments or JSON (see vm/plan.h for the layout rules), and
+// `kvmaictl vm nccl-topo`: NCCL's topology file for that guest (vm/nccl.h).
+#include <fmt/format.h>
+#include <linux/kvmai.h>
+
+#include <limits>
+
+#include "client/names.h"
+#include "commands/commands.h"
+#include "commands/host.h"
+#include "model/topology.h"
+#include "vm/libvirt.h"
+#include "vm/nccl.h"
+#include "vm/plan.h"
+
+namespace kvmai::kvmaictl {
+namespace {
+
+// The words both commands take: devices, the guest's size and backing.
+struct Request {
+  PlanRequest plan{.devices = {}, .vcpus = 2, .memory_mib = 1024, .hugepages = {}};
+  std::string format;
+  std::string kvmai_group;  // vm plan's `group NAME`: libvirt metadata for the hook
+};
+
+Request request_of(const Words& words) {
+  Request r;
+  r.plan.devices = words.operands();
+  if (const auto v = words.value("vcpus")) {
+    r.plan.vcpus = static_cast<int>(number_of("vcpus", *v, 1, std::numeric_limits<int>::max()));
+  }
+  if (const auto v = words.value("memory")) {
+    r.plan.memory_mib =
+        static_cast<int>(number_of("memory", *v, 1, std::numeric_limits<int>::max()));
+  }
+  r.plan.hugepages = words.value("hugepages").value_or("");
+  if (const auto v = words.value("format")) {
+    if (*v != "qemu" && *v != "json" && *v != "libvirt") {
+      throw UsageError(fmt::format("format is qemu, json or libvirt, not \"{}\"", *v));
+    }
+    r.format = *v;
+  }
+  if (const auto v = words.value("group")) {
+    r.kvmai_group = checked_name("group name", *v, KVMAI_NAME_LEN);
+  }
+  return r;
+}
+
+}  // namespace
+
+void vm_nccl_topo(const Words& words, Context& ctx) {
+  const Request r = request_of(words);
+  const auto sys = open_sysfs(ctx.opts);
+  const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
+  // The same plan as `vm plan` with these words: the bus ids are its guest's.
+  ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan), topo.tree()));
+}
+
+void vm_plan(const Words& words, Context& ctx) {
+  const Request r = request_of(words);
+  const std::string format = !r.format.empty() ? r.format : ctx.opts.json ? "json" : "qemu";
+  if (!r.kvmai_group.empty() && format != "libvirt") {
+    throw UsageError("group NAME goes with format libvirt (it is the domain's metadata)");
+  }
+  const auto sys = open_sysfs(ctx.opts);
+  const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
+  const VmPlan p = plan_vm(topo, *sys, r.plan);
+  // The hook would refuse the domain's start otherwise.
+  if (!r.kvmai_group.empty() &&
+      (p.devices.size() < kMinGroupMembers || p.devices.size() > kMaxGroupMembers)) {
+    const std::size_t n = p.devices.size();
+    throw OpError("group " + r.kvmai_group + ": " + std::to_string(n) +
+                  (n == 1 ? " device" : " devices") + " planned (a group holds " +
+                  std::to_string(kMinGroupMembers) + " to " + std::to_string(kMaxGroupMembers) +
+                  ")");
+  }
+  const auto qemu = qemu_args(p);
+  Printer& out = ctx.out;
+
+  if (format == "qemu" && !out.json()) {
+    // One option and its value per line: a shell's $(...) splits them.
+    for (std::size_t i = 0; i + 1 < qemu.size(); i += 2) {
+      out.text(qemu[i] + " " + qemu[i + 1] + "\n");
+    }
+    return;
+  }
+  if (format == "libvirt" && !out.json()) {
+    out.text(libvirt_xml(p, r.kvmai_group));
+    return;
+  }
+  Json nodes = Json::array();
+  for (const auto& n : p.nodes) {
+    nodes.push_back({{"id", n.id},
+                     {"host_node", n.host_node},
+                     {"vcpus", n.vcpus},
+                     {"memory_mib", n.memory_mib},
+                     {"host_cpus", n.host_cpus.empty() ? Json() : Json(n.host_cpus)}});
+  }
+  Json bridges = Json::array();
+  for (const auto& b : p.bridges) {
+    Json j = {{"id", b.id}, {"model", b.model}, {"bus", b.bus}, {"host", b.host}};
+    if (b.model == "pxb-pcie") {
+      j["bus_nr"] = b.bus_nr;
+      j["numa_node"] = b.numa_node;
+    } else {
+      j["slot"] = b.slot;
+    }
+    j["secondary"] = b.secondary;
+    bridges.push_back(j);
+  }
+  Json devices = Json::array();
+  for (const auto& d : p.devices) {
+    devices.push_back({{"name", d.name},
+                       {"host_bdf", d.host_bdf},
+                       {"bus", d.bus},
+                       {"slot", d.slot},
+                       {"function", d.function},
+                       {"guest_bdf", d.guest_bdf},
+                       {"guest_node", d.guest_node},
+                       {"clique", d.clique ? Json(*d.clique) : Json()}});
+  }
+  Json doc = {{"nodes", nodes},
+              {"bridges", bridges},
+              {"devices", devices},
+              {"notes", p.notes},
+              {"hugepages", p.hugepages.empty() ? Json() : Json(p.hugepages)},
+              {"qemu", qemu}};
+  if (format == "libvirt") {
+    // With -j the plan stays one JSON document; the domain XML is a string in it.
+    doc["libvirt"] = libvirt_xml(p, r.kvmai_group);
+  }
+  if (!out.json()) {
+    out.text(json_text(doc) + "\n");  // format json without -j
+    return;
+  }
+  for (const auto& [key, value] : doc.items()) {
+    out.print_json(key, value);
+  }
+}
+
+}  // namespace kvmai::kvmaictl
