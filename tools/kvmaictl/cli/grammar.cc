@@ -193,18 +193,6 @@ void record(Words& out, const Param& p, std::string value) {
   out.words.push_back({p.name, std::move(value)});
 }
 
-// How many operands `syntax` takes at most.
-std::size_t operands_allowed(const Syntax& syntax) {
-  std::size_t n = 0;
-  for (const auto& o : syntax.operands) {
-    if (o.count == Operand::Count::some || o.count == Operand::Count::any) {
-      return std::numeric_limits<std::size_t>::max();
-    }
-    ++n;
-  }
-  return n;
-}
-
 // The leading operands taken by position whatever they look like: a
 // group called "vm" in `group add vm vm vm1`.
 std::size_t leading_operands(const Syntax& syntax) {
@@ -406,7 +394,7 @@ std::size_t skip_global_options(const Args& args, std::size_t from, GlobalOption
 Words parse_words(const Syntax& syntax, const Args& args, GlobalOptions& opts, bool options) {
   Words out;
   const std::size_t leading = leading_operands(syntax);
-  const std::size_t allowed = operands_allowed(syntax);
+  const std::size_t allowed = syntax.most_operands();
   std::size_t taken = 0;  // operands
   bool data_started = false;
   bool dash_seen = false;
@@ -497,6 +485,17 @@ Words parse_words(const Syntax& syntax, const Args& args, GlobalOptions& opts, b
     }
   }
   return out;
+}
+
+std::size_t Syntax::most_operands() const {
+  std::size_t n = 0;
+  for (const auto& o : operands) {
+    if (o.count == Operand::Count::some || o.count == Operand::Count::any) {
+      return std::numeric_limits<std::size_t>::max();
+    }
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace kvmai::kvmaictl

@@ -95,6 +95,9 @@ struct Syntax {
   // first word that is not an option or a param spelled in full starts
   // them, and from there every word is an operand.
   bool data = false;
+
+  // How many operands the command takes at most.
+  std::size_t most_operands() const;
 };
 
 // What a command's words said.

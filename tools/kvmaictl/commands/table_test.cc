@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -99,17 +98,6 @@ std::vector<std::string_view> names(const std::vector<T>& v) {
     return ::testing::AssertionFailure() << "not one line about " << where << ": " << r.err;
   }
   return ::testing::AssertionSuccess();
-}
-
-std::size_t most_operands(const Syntax& syntax) {
-  std::size_t n = 0;
-  for (const auto& o : syntax.operands) {
-    if (o.count == Operand::Count::some || o.count == Operand::Count::any) {
-      return std::numeric_limits<std::size_t>::max();
-    }
-    ++n;
-  }
-  return n;
 }
 
 class TableWalk : public ::testing::Test {
@@ -227,7 +215,7 @@ TEST_F(TableWalk, UnknownWordIsAOneLineUsageError) {
       const auto taken = parse_words(c.syntax, words, opts).operands().size();
       // Where another operand could stand, the word is one (a device, a
       // unit): the command says what it makes of it.
-      if (c.syntax.data || taken < most_operands(c.syntax) ||
+      if (c.syntax.data || taken < c.syntax.most_operands() ||
           std::find(words.begin(), words.end(), "--") != words.end()) {
         continue;
       }
