@@ -20,37 +20,19 @@ namespace {
 
 constexpr int kRecommendedMrrs = 4096;
 
-// "a, b, c and 4 more" for long device lists.
-std::string list_some(const std::vector<std::string>& v, std::size_t most = 4) {
-  if (v.size() <= most) {
-    return join(v, ", ");
-  }
-  const std::vector<std::string> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(most));
-  return fmt::format("{} and {} more", join(head, ", "), v.size() - most);
-}
+using check_util::list_some;
+using check_util::members;
 
-// setpci takes hex without "0x".
-std::string hex4(unsigned v) {
-  return to_hex(v, 4).substr(2);
-}
+using Host = CheckInput;
 
-// GPUs and NICs: what the checks below look at.
-std::vector<const Named*> members(const Topology& t) {
-  std::vector<const Named*> v;
-  for (const auto& n : t.gpus()) {
-    v.push_back(&n);
-  }
-  for (const auto& n : t.nics()) {
-    v.push_back(&n);
-  }
-  return v;
+// What a finding about an unreadable capability tells the user: root
+// reads the whole config space, so "run as root" only when it is cut.
+std::string unreadable_fix(const std::vector<const PciDevice*>& devs) {
+  const bool cut = std::any_of(devs.begin(), devs.end(), [](const PciDevice* d) {
+    return check_util::config_cut_for_user(*d);
+  });
+  return cut ? "run kvmaictl as root" : "";
 }
-
-struct Host {
-  const TreeReader& sys;
-  const TreeReader& proc;
-  const Topology& topo;
-};
 
 // "1 VF", "2 VFs".
 std::string count_of(std::size_t n, const std::string& noun) {
@@ -91,9 +73,12 @@ std::optional<std::uint64_t> read_hex(const TreeReader& r, const std::string& re
 
 // The options of kernel parameter `name` on the command line
 // ("intel_iommu=on,sp_off" gives on and sp_off), from every occurrence.
-std::set<std::string> cmdline_options(const TreeReader& proc, const std::string& name) {
+std::set<std::string> cmdline_options(const TreeReader* proc, const std::string& name) {
   std::set<std::string> options;
-  const auto line = read_line(proc, "cmdline");
+  if (proc == nullptr) {
+    return options;
+  }
+  const auto line = read_line(*proc, "cmdline");
   if (!line) {
     return options;
   }
@@ -113,8 +98,16 @@ std::set<std::string> cmdline_options(const TreeReader& proc, const std::string&
 CheckResult check_iommu(const Host& h) {
   const auto units = h.sys.list("class/iommu");
   if (units.empty()) {
-    return {"iommu", Status::fail, "no IOMMU in /sys/class/iommu",
-            "enable VT-d/AMD-Vi in firmware and boot with intel_iommu=on (or amd_iommu=on)"};
+    // Linux turns AMD-Vi on by itself when firmware describes it (IVRS);
+    // VT-d needs intel_iommu=on unless the kernel was built with it on.
+    const char* fix =
+        h.machine.vendor == CpuVendor::amd
+            ? "enable the IOMMU (AMD-Vi/IOMMU) in firmware; Linux uses it unless booted with "
+              "amd_iommu=off"
+        : h.machine.vendor == CpuVendor::intel
+            ? "enable VT-d in firmware and boot with intel_iommu=on"
+            : "enable the IOMMU in firmware (VT-d: also boot with intel_iommu=on)";
+    return {"iommu", Status::fail, "no IOMMU in /sys/class/iommu", fix};
   }
   std::set<std::string> modes;
   for (const auto& g : h.sys.list("kernel/iommu_groups")) {
@@ -239,33 +232,91 @@ CheckResult check_iommu_pages(const Host& h) {
   return {"iommu-pages", Status::pass, "2M and 1G I/O pages on " + list_some(gig), ""};
 }
 
+// Pairs whose devices one enabled kvmai group gives one VM.
+bool in_one_group(const Host& h, const PciDevice& a, const PciDevice& b) {
+  return std::any_of(h.p2p_groups.begin(), h.p2p_groups.end(),
+                     [&](const auto& g) { return g.contains(a.bdf) && g.contains(b.bdf); });
+}
+
+// Every GPU/NIC and GPU/GPU pair: peer DMA between two GPUs of different
+// owners is as much a breach as between a GPU and a NIC.
+struct Peers {
+  std::string name;  // "gpu4-nic6"
+  const PciDevice* a = nullptr;
+  const PciDevice* b = nullptr;
+  P2pPath path;
+};
+
+std::vector<Peers> all_peers(const Topology& t) {
+  std::vector<Peers> v;
+  for (const auto& p : t.pairs()) {
+    v.push_back({p.gpu->name + "-" + p.nic->name, p.gpu->dev, p.nic->dev, p.path});
+  }
+  const auto& gpus = t.gpus();
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    for (std::size_t j = i + 1; j < gpus.size(); ++j) {
+      v.push_back({gpus[i].name + "-" + gpus[j].name, gpus[i].dev, gpus[j].dev,
+                   classify(t.tree(), *gpus[i].dev, *gpus[j].dev)});
+    }
+  }
+  return v;
+}
+
+// ACS as isolation first, then as performance. A port that lets requests
+// between devices of different IOMMU groups through unchecked gives DMA
+// from one owner's device to another's with no IOMMU in the way: a
+// security failure, unless one kvmai group relaxed it for one VM. Redirect
+// on is the safe idle state; a VM's P2P path is relaxed per VM by a kvmai
+// group, and undone when the VM stops, never host-wide.
 CheckResult check_acs(const Host& h) {
+  std::vector<std::string> bypass;
+  std::vector<std::string> translated;
+  std::vector<std::string> relaxed;  // by a kvmai group, for one VM
   std::vector<std::string> redirected;
   std::vector<std::string> open;
   std::vector<std::string> unknown;
-  std::map<std::string, std::uint16_t> fix_ports;  // port -> ctl with DT
+  std::vector<const PciDevice*> unknown_ports;
+  std::set<std::string> bypass_ports;
   int below_switch = 0;
-  for (const auto& p : h.topo.pairs()) {
+  bool no_iommu = false;
+  for (const auto& p : all_peers(h.topo)) {
+    const std::string& name = p.name;
+    const bool grouped = in_one_group(h, *p.a, *p.b);
+    switch (p.path.isolation) {
+      case Isolation::bypass:
+        (grouped ? relaxed : bypass).push_back(name);
+        if (!grouped) {
+          bypass_ports.insert(p.path.unchecked.begin(), p.path.unchecked.end());
+        }
+        break;
+      case Isolation::translated:
+        (grouped ? relaxed : translated).push_back(name);
+        break;
+      case Isolation::no_iommu:
+        no_iommu = true;
+        break;
+      default:
+        break;
+    }
     const auto c = p.path.path_class;
     if (c != PathClass::PIX && c != PathClass::PXB) {
       continue;
     }
     ++below_switch;
-    const std::string name = p.gpu->name + "-" + p.nic->name;
     switch (p.path.verdict) {
       case Verdict::root_complex:
         redirected.push_back(name);
-        for (const PciDevice* port : p.path.ports) {
-          if (port->config.acs) {
-            fix_ports[port->bdf] = port->config.acs->ctl | kAcsDT;
-          }
-        }
         break;
       case Verdict::unknown:
         unknown.push_back(name);
+        for (const PciDevice* port : p.path.ports) {
+          if (port->config.acs_presence == Presence::unknown) {
+            unknown_ports.push_back(port);
+          }
+        }
         break;
       case Verdict::direct:
-        if (!p.path.ports_without_acs.empty()) {
+        if (!p.path.ports_without_acs.empty() && p.path.isolation != Isolation::bypass) {
           open.push_back(name);
         }
         break;
@@ -273,62 +324,131 @@ CheckResult check_acs(const Host& h) {
         break;
     }
   }
-  if (below_switch == 0) {
-    return {"acs", Status::pass, "no GPU/NIC pair shares a switch", ""};
+  const bool kvmai = h.sys.exists("module/kvmai");
+  const std::string group_fix =
+      kvmai ? "restore the ports' ACS (reboot, or rebind the port driver), then give each VM's "
+              "GPUs and NICs a kvmai P2P group (kvmaictl group add, or the libvirt metadata)"
+            : "restore the ports' ACS (reboot), then use kvmai P2P groups: they relax only one "
+              "VM's ports, and undo it when the VM stops";
+  if (!bypass.empty()) {
+    return {"acs", Status::fail,
+            fmt::format(
+                "peer DMA between different IOMMU groups bypasses the IOMMU: {} ({})",
+                list_some(bypass),
+                list_some(std::vector<std::string>(bypass_ports.begin(), bypass_ports.end()), 2)),
+            group_fix};
   }
-  if (!redirected.empty()) {
-    std::vector<std::string> cmds;
-    cmds.reserve(fix_ports.size());
-    for (const auto& [port, ctl] : fix_ports) {
-      cmds.push_back(fmt::format("setpci -s {} ECAP_ACS+6.w={}", port, hex4(ctl)));
-    }
+  if (!translated.empty()) {
     return {"acs", Status::warn,
-            fmt::format("{} of {} same-switch GPU/NIC pairs redirected to the root complex: {}",
-                        redirected.size(), below_switch, list_some(redirected)),
-            "set ACS DT for translated P2P (lost on reset): " + list_some(cmds, 2)};
+            "translated P2P (ACS DT) between different IOMMU groups, trusting the devices' ATS: " +
+                list_some(translated),
+            "give such devices to one VM only: a kvmai P2P group sets DT on one VM's ports and "
+            "clears it when the VM stops"};
   }
+  if (no_iommu) {
+    return {"acs", Status::warn, "no IOMMU: nothing isolates GPUs and NICs from each other",
+            "see iommu"};
+  }
+  const std::string mine =
+      relaxed.empty() ? "" : fmt::format("; relaxed for one VM by kvmai: {}", list_some(relaxed));
   if (!unknown.empty()) {
     return {"acs", Status::warn, "ACS unreadable on the paths of " + list_some(unknown),
-            "run kvmaictl as root"};
+            unreadable_fix(unknown_ports)};
   }
   if (!open.empty()) {
-    return {"acs", Status::warn, "P2P direct but ports lack ACS (no isolation): " + list_some(open),
+    return {"acs", Status::warn,
+            "P2P direct but ports lack ACS (one IOMMU group, no isolation): " + list_some(open),
             "give these devices to one VM only, or use ACS-capable switches"};
   }
+  if (below_switch == 0) {
+    return {"acs", Status::pass, "no GPU/NIC or GPU/GPU pair shares a switch" + mine, ""};
+  }
+  const std::string evidence = fmt::format(
+      "{} same-switch GPU/NIC and GPU/GPU pairs, {} isolated with P2P through the root "
+      "complex",
+      below_switch, redirected.size());
+  if (!redirected.empty() && !kvmai) {
+    return {"acs", Status::warn, evidence + mine,
+            "load kvmai and give each VM's GPUs and NICs a P2P group (kvmaictl group add, or "
+            "the libvirt metadata): direct P2P for that VM only"};
+  }
   return {"acs", Status::pass,
-          fmt::format("{} same-switch GPU/NIC pairs route P2P below the switch", below_switch), ""};
+          evidence + (redirected.empty() ? "" : " until a kvmai group relaxes a VM's path") + mine,
+          ""};
+}
+
+// VT-d's extended capability DT (bit 2): the unit serves device TLBs
+// (ecap_dev_iotlb_support in drivers/iommu/intel/iommu.h).
+constexpr std::uint64_t kEcapDeviceTlb = 1ULL << 2U;
+
+// Why the IOMMU driver left a capable device's ATS off. Linux enables ATS
+// itself, when it attaches a device to a translating domain of a unit that
+// serves device TLBs (VT-d: not in identity domains); firmware settings
+// only decide whether a device offers the capability at all.
+std::string ats_off_cause(const Host& h, const PciDevice& d) {
+  if (h.sys.list("class/iommu").empty()) {
+    return "no IOMMU, which is what enables ATS";
+  }
+  for (const auto& unit : h.sys.list("class/iommu")) {
+    const auto ecap = read_hex(h.sys, "class/iommu/" + unit + "/intel-iommu/ecap");
+    if (ecap && (*ecap & kEcapDeviceTlb) == 0) {
+      return unit + " has no Device-TLB support (ecap DT)";
+    }
+  }
+  if (d.iommu_group_type == "identity" && h.sys.exists("class/iommu") &&
+      h.machine.vendor != CpuVendor::amd) {
+    return fmt::format("IOMMU group {} is an identity domain, where VT-d keeps ATS off",
+                       d.iommu_group.value_or(-1));
+  }
+  return "";
 }
 
 CheckResult check_ats(const Host& h) {
   std::vector<std::string> off;
+  std::set<std::string> causes;
   std::vector<std::string> absent;
   std::vector<std::string> unknown;
-  for (const auto& n : h.topo.nics()) {
-    const auto s = ats_state(*n.dev);
+  std::vector<const PciDevice*> unknown_devs;
+  bool cx_absent = false;
+  for (const auto* n : members(h.topo)) {
+    const auto s = ats_state(*n->dev);
     if (s == "disabled") {
-      off.push_back(n.name);
+      off.push_back(n->name);
+      if (auto c = ats_off_cause(h, *n->dev); !c.empty()) {
+        causes.insert(std::move(c));
+      }
     } else if (s == "absent") {
-      absent.push_back(n.name);
+      absent.push_back(n->name);
+      cx_absent = cx_absent || (n->dev->is_nic() && n->dev->vendor == 0x15b3);
     } else if (s == "unknown") {
-      unknown.push_back(n.name);
+      unknown.push_back(n->name);
+      unknown_devs.push_back(n->dev);
     }
   }
-  if (h.topo.nics().empty()) {
-    return {"ats", Status::warn, "no NICs found", ""};
+  if (members(h.topo).empty()) {
+    return {"ats", Status::warn, "no GPUs or NICs found", ""};
   }
   if (!off.empty()) {
-    return {"ats", Status::warn, "ATS capable but not enabled on " + list_some(off),
-            "enable ATS in NIC firmware (mlxconfig -d <bdf> set ATS_ENABLED=true) and use an IOMMU "
-            "with device-IOTLB"};
+    const std::vector<std::string> why(causes.begin(), causes.end());
+    return {"ats", Status::warn,
+            "ATS capable but not enabled on " + list_some(off) +
+                ": translated P2P groups with them are refused",
+            why.empty() ? "the IOMMU driver enables ATS when it attaches a device to a translating "
+                          "domain; see the kernel log for ATS errors, and whether the device sits "
+                          "behind an external-facing (untrusted) port"
+                        : join(why, "; ")};
   }
   if (!unknown.empty()) {
-    return {"ats", Status::warn, "ATS unreadable on " + list_some(unknown), "run kvmaictl as root"};
+    return {"ats", Status::warn, "ATS unreadable on " + list_some(unknown),
+            unreadable_fix(unknown_devs)};
   }
   if (!absent.empty()) {
     return {"ats", Status::warn, "no ATS capability on " + list_some(absent),
-            "use NICs with ATS for translated P2P"};
+            cx_absent ? "ConnectX offers ATS only with ATS_ENABLED=true in its firmware "
+                        "(mlxconfig); other devices: use ones with ATS for translated P2P"
+                      : "use devices with ATS for translated P2P"};
   }
-  return {"ats", Status::pass, "ATS enabled on every NIC", ""};
+  return {"ats", Status::pass, "ATS enabled on every GPU and NIC", ""};
 }
 
 CheckResult check_sriov(const Host& h) {
@@ -515,29 +635,38 @@ CheckResult check_vf_bars(const Host& h) {
 
 CheckResult check_mrrs(const Host& h) {
   std::vector<std::string> low;
-  std::vector<std::string> cmds;
+  std::vector<std::string> absent;
   std::vector<std::string> unknown;
+  std::vector<const PciDevice*> unknown_devs;
   for (const auto* n : members(h.topo)) {
     const auto& pcie = n->dev->config.pcie;
     if (!pcie) {
-      unknown.push_back(n->name);
+      if (check_util::pcie_absent(*n->dev)) {
+        absent.push_back(n->name);
+      } else {
+        unknown.push_back(n->name);
+        unknown_devs.push_back(n->dev);
+      }
       continue;
     }
     if (pcie->max_read_request < kRecommendedMrrs) {
       low.push_back(n->name + " " + std::to_string(pcie->max_read_request));
-      const unsigned devctl = (pcie->devctl & ~0x7000U) | (5U << 12U);
-      cmds.push_back(fmt::format("setpci -s {} CAP_EXP+8.w={}", n->dev->bdf, hex4(devctl)));
     }
   }
+  const std::string not_pcie =
+      absent.empty() ? "" : fmt::format(" ({} not PCIe)", list_some(absent));
   if (!low.empty()) {
-    return {"mrrs", Status::warn, "MaxReadReq below 4096: " + list_some(low),
-            list_some(cmds, 2) + " (lost on reset; or set it in firmware)"};
+    // The kernel and drivers own Device Control: a write behind them is
+    // lost at the next reset, and pci=pcie_bus_perf lowers MRRS to MPS.
+    return {"mrrs", Status::warn, "MaxReadReq below 4096: " + list_some(low) + not_pcie,
+            "set PCIe Max Read Request 4096 in firmware setup (and boot without "
+            "pci=pcie_bus_perf)"};
   }
   if (!unknown.empty()) {
     return {"mrrs", Status::warn, "PCIe capability unreadable on " + list_some(unknown),
-            "run kvmaictl as root"};
+            unreadable_fix(unknown_devs)};
   }
-  return {"mrrs", Status::pass, "MaxReadReq 4096 on every GPU and NIC", ""};
+  return {"mrrs", Status::pass, "MaxReadReq 4096 on every PCIe GPU and NIC" + not_pcie, ""};
 }
 
 CheckResult check_mps(const Host& h) {
@@ -562,7 +691,15 @@ CheckResult check_mps(const Host& h) {
     }
   }
   if (values.empty()) {
-    return {"mps", Status::warn, "PCIe capability unreadable", "run kvmaictl as root"};
+    std::vector<const PciDevice*> devs;
+    for (const auto* n : members(h.topo)) {
+      devs.push_back(n->dev);
+    }
+    if (std::all_of(devs.begin(), devs.end(),
+                    [](const PciDevice* d) { return check_util::pcie_absent(*d); })) {
+      return {"mps", Status::pass, "no PCIe GPU or NIC", ""};
+    }
+    return {"mps", Status::warn, "PCIe capability unreadable", unreadable_fix(devs)};
   }
   if (!low.empty()) {
     return {"mps", Status::warn, "MaxPayload below what the path supports: " + list_some(low),
@@ -727,7 +864,10 @@ CheckResult check_pmu(const Host& h) {
   const auto m = read_mediated_pmu(h.sys);
   switch (m.state) {
     case MediatedPmu::State::kvm_not_loaded:
-      return {"pmu", Status::fail, "neither kvm_intel nor kvm_amd loaded", "modprobe kvm_intel"};
+      return {"pmu", Status::fail, "neither kvm_intel nor kvm_amd loaded",
+              h.machine.vendor == CpuVendor::amd     ? "modprobe kvm_amd"
+              : h.machine.vendor == CpuVendor::intel ? "modprobe kvm_intel"
+                                                     : "modprobe kvm_intel (or kvm_amd)"};
     case MediatedPmu::State::unsupported:
       return {"pmu", Status::warn, m.module + " has no enable_mediated_pmu (kernel before 7.0)",
               "run a kernel with mediated vPMU (Linux 7.0+)"};
@@ -745,7 +885,10 @@ CheckResult check_pmu(const Host& h) {
 }
 
 CheckResult check_nmi_watchdog(const Host& h) {
-  const auto v = read_line(h.proc, "sys/kernel/nmi_watchdog");
+  if (h.proc == nullptr) {
+    return {"nmi-watchdog", Status::skip, "procfs not given", ""};
+  }
+  const auto v = read_line(*h.proc, "sys/kernel/nmi_watchdog");
   if (!v) {
     return {"nmi-watchdog", Status::pass, "no NMI watchdog", ""};
   }
@@ -766,9 +909,9 @@ CheckResult check_uncore_pmu(const Host& h) {
       return {"uncore-pmu", Status::warn, "none (no PMU: emulated?)", "see core-pmu"};
     }
     std::string driver = "intel_uncore (or amd_uncore)";
-    if (h.sys.exists("module/kvm_amd")) {
+    if (h.machine.vendor == CpuVendor::amd || h.sys.exists("module/kvm_amd")) {
       driver = "amd_uncore";
-    } else if (h.sys.exists("module/kvm_intel")) {
+    } else if (h.machine.vendor == CpuVendor::intel || h.sys.exists("module/kvm_intel")) {
       driver = "intel_uncore";
     }
     return {"uncore-pmu", Status::warn, "no uncore PMUs: no uncore counters to give VMs",
@@ -825,17 +968,25 @@ const std::vector<std::pair<std::string, CheckFn>>& table() {
 
 }  // namespace
 
-constexpr std::array<kvmai::Named<Status>, 3> kStatusNames{{
+constexpr std::array<kvmai::Named<Status>, 4> kStatusNames{{
     {Status::pass, "pass"},
     {Status::warn, "warn"},
     {Status::fail, "fail"},
+    {Status::skip, "skip"},
 }};
 
 std::string status_name(Status s) {
   return std::string(kvmai::name_of(kStatusNames, s));
 }
 
-const std::vector<std::string>& check_ids() {
+std::string fix_by_name(FixBy f) {
+  return f == FixBy::host ? "host" : "here";
+}
+
+const std::vector<std::string>& check_ids(Place place) {
+  if (place == Place::guest) {
+    return guest_check_ids();
+  }
   static const std::vector<std::string> ids = [] {
     std::vector<std::string> v;
     for (const auto& [id, fn] : table()) {
@@ -846,14 +997,59 @@ const std::vector<std::string>& check_ids() {
   return ids;
 }
 
-std::vector<CheckResult> run_checks(const TreeReader& sys, const TreeReader& proc,
-                                    const Topology& topo) {
-  const Host h{sys, proc, topo};
+std::vector<CheckResult> run_checks(const CheckInput& in) {
+  if (in.machine.place == Place::guest) {
+    return run_guest_checks(in);
+  }
   std::vector<CheckResult> results;
   for (const auto& [id, fn] : table()) {
-    results.push_back(fn(h));
+    results.push_back(fn(in));
   }
   return results;
 }
+
+std::vector<CheckResult> run_checks(const TreeReader& sys, const TreeReader& proc,
+                                    const Topology& topo) {
+  CheckInput in{.sys = sys,
+                .proc = &proc,
+                .topo = topo,
+                .machine = detect_machine(sys, &proc),
+                .p2p_groups = {}};
+  in.machine.place = Place::host;
+  return run_checks(in);
+}
+
+namespace check_util {
+
+std::string list_some(const std::vector<std::string>& v, std::size_t most) {
+  if (v.size() <= most) {
+    return join(v, ", ");
+  }
+  const std::vector<std::string> head(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(most));
+  return fmt::format("{} and {} more", join(head, ", "), v.size() - most);
+}
+
+std::vector<const Named*> members(const Topology& t) {
+  std::vector<const Named*> v;
+  for (const auto& n : t.gpus()) {
+    v.push_back(&n);
+  }
+  for (const auto& n : t.nics()) {
+    v.push_back(&n);
+  }
+  return v;
+}
+
+bool pcie_absent(const PciDevice& d) {
+  return d.config.caps_known && !d.config.pcie;
+}
+
+// sysfs gives users other than root the first 64 bytes of config space.
+bool config_cut_for_user(const PciDevice& d) {
+  constexpr std::size_t kUserConfigBytes = 64;
+  return d.config.size <= kUserConfigBytes;
+}
+
+}  // namespace check_util
 
 }  // namespace kvmai::kvmaictl

@@ -1,31 +1,75 @@
-// Host readiness checks for near-bare-metal GPU/NIC passthrough: each a
-// pass/warn/fail with its evidence and the command that fixes it.
+// Readiness checks for near-bare-metal GPU/NIC passthrough: each a
+// pass/warn/fail with its evidence and what fixes it. On a host they judge
+// the host; in a guest, what the tenant's workload (NCCL, GPUDirect) needs
+// and whether the tenant or only the host operator can fix it.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
+#include "check/machine.h"
 #include "common/sysfs.h"
 #include "model/topology.h"
 
 namespace kvmai::kvmaictl {
 
-enum class Status { pass, warn, fail };
+// skip: the input the check needs was not given (a snapshot without
+// procfs); never counted as a pass.
+enum class Status { pass, warn, fail, skip };
 std::string status_name(Status s);
+
+// Who can act on a finding.
+enum class FixBy { here, host };
+std::string fix_by_name(FixBy f);
 
 struct CheckResult {
   std::string id;  // "iommu", "acs", ...
   Status status = Status::pass;
   std::string evidence;
   std::string fix;  // empty when nothing to do
+  // host: only the host operator can (a guest's finding about how the VM
+  // was laid out); here: whoever runs kvmaictl.
+  FixBy fix_by = FixBy::here;
 };
 
-// Every check, in a fixed order. `sys` and `proc` are the sysfs and procfs
-// trees; `topo` is built from `sys`.
+struct CheckInput {
+  const TreeReader& sys;
+  const TreeReader* proc = nullptr;  // nullptr: not given (a sysfs snapshot)
+  // The machine's own files (/, or --root DIR), for /etc/nccl.conf and
+  // the NCCL topology file it names; nullptr: not given.
+  const TreeReader* root = nullptr;
+  const Topology& topo;
+  Machine machine;
+  // The devices (BDFs) of each enabled kvmai P2P group: ports relaxed
+  // between them were relaxed for one VM, on purpose.
+  std::vector<std::set<std::string>> p2p_groups;
+};
+
+// Every check of the input's place, in a fixed order.
+std::vector<CheckResult> run_checks(const CheckInput& in);
+// The same on a host, from the trees alone.
 std::vector<CheckResult> run_checks(const TreeReader& sys, const TreeReader& proc,
                                     const Topology& topo);
 
-// The ids run_checks reports, in order.
-const std::vector<std::string>& check_ids();
+// The ids run_checks reports at `place`, in order.
+const std::vector<std::string>& check_ids(Place place);
+
+// Guest checks (guest_checks.cc).
+std::vector<CheckResult> run_guest_checks(const CheckInput& in);
+const std::vector<std::string>& guest_check_ids();
+
+// Shared by the host and guest checks.
+namespace check_util {
+// "a, b, c and 4 more" for long lists.
+std::string list_some(const std::vector<std::string>& v, std::size_t most = 4);
+// GPUs and NICs: what the checks look at.
+std::vector<const Named*> members(const Topology& t);
+// Why a function's PCIe capability is missing: "not PCIe" (absent) or
+// "config space unreadable" (with "run kvmaictl as root" only when the
+// config file was cut to the 64 bytes sysfs gives other users).
+bool pcie_absent(const PciDevice& d);
+bool config_cut_for_user(const PciDevice& d);
+}  // namespace check_util
 
 }  // namespace kvmai::kvmaictl

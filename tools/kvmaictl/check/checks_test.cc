@@ -15,6 +15,7 @@ namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::run_cli;
 using testing::testdata;
 
@@ -22,7 +23,8 @@ std::map<std::string, CheckResult> checks_in(const std::filesystem::path& dir) {
   const FsReader sys(dir / "sys");
   const FsReader proc(dir / "proc");
   // The emulated host's ACS switches are host bridges, and it says so.
-  const bool emulated = dir.filename().string().starts_with("emulated");
+  // (FixtureCopy names its copy kvmaictl-FIXTURE-...)
+  const bool emulated = dir.filename().string().find("emulated") != std::string::npos;
   const Topology topo(PciTree::read(sys, {.host_bridge_switches = emulated}));
   std::map<std::string, CheckResult> m;
   for (auto& r : run_checks(sys, proc, topo)) {
@@ -72,6 +74,7 @@ class FixtureCopy {
   }
   void remove(const std::string& rel) const { std::filesystem::remove_all(dir_ / rel); }
   std::map<std::string, CheckResult> checks() const { return checks_in(dir_); }
+  const std::filesystem::path& dir() const { return dir_; }
 
  private:
   std::filesystem::path dir_;
@@ -90,13 +93,16 @@ std::string resource(const std::vector<std::string>& bar_lines) {
 
 TEST(Check, EveryIdReportedOnce) {
   const auto m = checks("hgx");
-  EXPECT_EQ(m.size(), check_ids().size());
+  EXPECT_EQ(m.size(), check_ids(Place::host).size());
 }
 
 TEST(Check, IommuOffFails) {
   auto m = checks("iommu-off");
   EXPECT_EQ(m["iommu"].status, Status::fail);
-  EXPECT_THAT(m["iommu"].fix, HasSubstr("intel_iommu=on"));
+  // An AMD host: the IOMMU is AMD-Vi, turned on in firmware.
+  EXPECT_THAT(m["iommu"].fix, HasSubstr("AMD-Vi"));
+  EXPECT_THAT(m["iommu"].fix, Not(HasSubstr("intel_iommu")));
+  EXPECT_THAT(m["pmu"].fix, Not(HasSubstr("kvm_intel")));
   EXPECT_EQ(m["vfio"].status, Status::fail);
   EXPECT_EQ(m["hugepages"].status, Status::fail);
 }
@@ -107,11 +113,68 @@ TEST(Check, IommuModeFromGroupTypes) {
   EXPECT_THAT(m["iommu"].evidence, HasSubstr("identity"));
 }
 
-TEST(Check, AcsRedirectWarnsWithSetpciFix) {
-  auto m = checks("emulated");
+// Redirect on is the safe idle state. Without kvmai the way to direct P2P
+// is a kvmai group; never a host-wide setpci that nothing undoes.
+TEST(Check, AcsRedirectAdvisesKvmaiGroupsNotSetpci) {
+  const FixtureCopy copy("emulated");
+  copy.remove("sys/module/kvmai");
+  auto m = copy.checks();
   EXPECT_EQ(m["acs"].status, Status::warn);
-  EXPECT_THAT(m["acs"].fix, HasSubstr("setpci -s 0000:20:00.0 ECAP_ACS+6.w=005d"));
-  EXPECT_EQ(checks("emulated-dt")["acs"].status, Status::pass);
+  EXPECT_THAT(m["acs"].fix, HasSubstr("kvmaictl group add"));
+  // With kvmai loaded, the same ports pass.
+  EXPECT_EQ(checks("emulated")["acs"].status, Status::pass);
+}
+
+// hgx's switch 2 has RR/CR cleared below GPUs and NICs that sit in four
+// IOMMU groups: peer DMA between them passes no IOMMU.
+TEST(Check, RedirectClearedBetweenGroupsFails) {
+  auto m = checks("hgx");
+  EXPECT_EQ(m["acs"].status, Status::fail);
+  EXPECT_THAT(m["acs"].evidence, HasSubstr("gpu4-nic6"));
+  EXPECT_THAT(m["acs"].evidence, HasSubstr("0000:99:00.0 RR,CR cleared"));
+  // GPU to GPU counts as much as GPU to NIC.
+  EXPECT_THAT(m["acs"].evidence, HasSubstr("and 1 more"));
+}
+
+// The same ports relaxed by one enabled kvmai group, for one VM, are the
+// product working: no finding.
+TEST(Check, KvmaiGroupRelaxationIsNoFinding) {
+  const auto dir = testdata("hgx");
+  const FsReader sys(dir + "/sys");
+  const FsReader proc(dir + "/proc");
+  const Topology topo(PciTree::read(sys));
+  CheckInput in{.sys = sys,
+                .proc = &proc,
+                .topo = topo,
+                .machine = detect_machine(sys, &proc),
+                .p2p_groups = {}};
+  // Switch 2's RR/CR cleared for one VM, switch 0's DT set for another.
+  for (const auto& names : {std::vector<std::string>{"gpu4", "gpu5", "nic6", "nic7"},
+                            std::vector<std::string>{"gpu0", "gpu1", "nic2", "nic3"}}) {
+    std::set<std::string> vm;
+    for (const auto& name : names) {
+      vm.insert(topo.named(name)->dev->bdf);
+    }
+    in.p2p_groups.push_back(vm);
+  }
+  for (const auto& r : run_checks(in)) {
+    if (r.id == "acs") {
+      EXPECT_EQ(r.status, Status::pass) << r.evidence;
+      EXPECT_THAT(r.evidence, HasSubstr("relaxed for one VM by kvmai: gpu0-nic2"));
+    }
+  }
+}
+
+// No check on any fixture, host or guest, hands out a setpci command.
+TEST(Check, NoFixtureGetsSetpciAdvice) {
+  for (const auto& entry : std::filesystem::directory_iterator(testdata(""))) {
+    if (!std::filesystem::exists(entry.path() / "sys/bus/pci/devices")) {
+      continue;
+    }
+    const auto r = run_cli({"-j", "check", "--root", entry.path().string()});
+    EXPECT_THAT(r.out, Not(HasSubstr("setpci"))) << entry.path();
+    EXPECT_THAT(r.out, HasSubstr("\"checks\"")) << entry.path() << r.err;
+  }
 }
 
 TEST(Check, AcsMissingWarnsAboutIsolation) {
@@ -126,11 +189,11 @@ TEST(Check, UnprivilegedSaysRunAsRoot) {
   EXPECT_EQ(m["ats"].fix, "run kvmaictl as root");
 }
 
-TEST(Check, MaxReadReqFixComputesDevctl) {
+TEST(Check, MaxReadReqAdvisesFirmware) {
   auto m = checks("flat");
   EXPECT_EQ(m["mrrs"].status, Status::warn);
-  // DevCtl 0x202f (MPS 256, MRRS 512) becomes 0x502f.
-  EXPECT_THAT(m["mrrs"].fix, HasSubstr("setpci -s 0000:01:00.0 CAP_EXP+8.w=502f"));
+  EXPECT_THAT(m["mrrs"].evidence, HasSubstr("gpu0 512"));
+  EXPECT_THAT(m["mrrs"].fix, HasSubstr("firmware"));
 }
 
 TEST(Check, DegradedLinkWarns) {
@@ -409,7 +472,7 @@ TEST(Check, FailingCheckExitsOneAfterPrintingEverything) {
                           testdata("flat/proc")});
   EXPECT_EQ(r.rc, kExitFailed);
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["checks"].size(), check_ids().size());
+  EXPECT_EQ(j["checks"].size(), check_ids(Place::host).size());
   EXPECT_EQ(j["summary"]["fail"], 2);
   EXPECT_EQ(r.err, "Error: check show: 2 check(s) failed\n");
 }
@@ -428,6 +491,115 @@ TEST(Check, UnknownCheckNameIsUsageError) {
   const auto r = run_cli({"check", "show", "hugepage5", "--sysfs-root", testdata("hgx/sys")});
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("did you mean \"hugepages\"?"));
+}
+
+std::map<std::string, CheckResult> guest_checks(const std::filesystem::path& dir) {
+  const FsReader sys(dir / "sys");
+  const FsReader proc(dir / "proc");
+  const FsReader root(dir);
+  const Topology topo(PciTree::read(sys));
+  const CheckInput in{.sys = sys,
+                      .proc = &proc,
+                      .root = &root,
+                      .topo = topo,
+                      .machine = detect_machine(sys, &proc),
+                      .p2p_groups = {}};
+  EXPECT_EQ(in.machine.place, Place::guest) << dir;
+  std::map<std::string, CheckResult> m;
+  for (auto& r : run_checks(in)) {
+    m[r.id] = r;
+  }
+  return m;
+}
+
+TEST(GuestCheck, WhereItRuns) {
+  const auto place = [](const std::string& fixture) {
+    const FsReader sys(testdata(fixture + "/sys"));
+    const FsReader proc(testdata(fixture + "/proc"));
+    return detect_machine(sys, &proc);
+  };
+  EXPECT_EQ(place("tenant-intel").place, Place::guest);
+  EXPECT_EQ(place("tenant-intel").vendor, CpuVendor::intel);
+  EXPECT_EQ(place("tenant-amd").vendor, CpuVendor::amd);
+  // The emulated host runs under QEMU but loads kvm: a nested host.
+  EXPECT_EQ(place("emulated").place, Place::host);
+  EXPECT_TRUE(place("emulated").hypervisor);
+  EXPECT_EQ(place("hgx").place, Place::host);
+  // Without procfs, DMI still tells a QEMU guest.
+  const FsReader sys(testdata("tenant-amd/sys"));
+  EXPECT_EQ(detect_machine(sys, nullptr).place, Place::guest);
+}
+
+// In a cloud VM the tenant gets no advice about the host's firmware,
+// kernel command line or modules, and no "run as root" while root; what
+// only the host can fix says so.
+TEST(GuestCheck, TenantGetsNoHostAdvice) {
+  for (const char* fixture : {"tenant-intel", "tenant-amd"}) {
+    const auto m = guest_checks(testdata(fixture));
+    EXPECT_EQ(m.size(), guest_check_ids().size());
+    for (const auto& [id, r] : m) {
+      EXPECT_NE(r.status, Status::fail) << fixture << " " << id;
+      EXPECT_THAT(r.fix, Not(HasSubstr("as root"))) << fixture << " " << id;
+      if (r.fix_by == FixBy::here) {
+        for (const char* host_word :
+             {"intel_iommu", "amd_iommu", "VT-d", "modprobe", "mlxconfig", "kvmai", "vfio"}) {
+          EXPECT_THAT(r.fix, Not(HasSubstr(host_word))) << fixture << " " << id;
+        }
+      }
+    }
+    EXPECT_EQ(m.at("numa").fix_by, FixBy::host) << fixture;
+    EXPECT_EQ(m.at("link").fix_by, FixBy::host) << fixture;
+    EXPECT_EQ(m.at("mrrs").fix_by, FixBy::here) << fixture;
+  }
+  // The virtio NIC has no PCIe capability: absent, not unreadable.
+  EXPECT_THAT(guest_checks(testdata("tenant-intel")).at("mrrs").evidence,
+              HasSubstr("nic0 not PCIe"));
+  // Two flat GPUs: NCCL needs the switches the host has.
+  EXPECT_EQ(guest_checks(testdata("tenant-amd")).at("switches").status, Status::warn);
+}
+
+// The guest `vm plan` lays out passes every check.
+TEST(GuestCheck, PlannedGuestPasses) {
+  for (const auto& [id, r] : guest_checks(testdata("tenant-planned"))) {
+    EXPECT_EQ(r.status, Status::pass) << id << ": " << r.evidence;
+  }
+}
+
+// An NCCL topology file naming functions the guest does not have makes
+// NCCL route by ghosts: a failure, and exit status 1 as on a host.
+TEST(GuestCheck, NcclFileWithUnknownBusFails) {
+  const FixtureCopy copy("tenant-planned");
+  copy.append("etc/nccl/topo.xml", "<pci busid=\"0000:c2:00.0\" class=\"0x020700\"/>\n");
+  const auto r = run_cli({"-j", "check", "--root", copy.dir().string()});
+  EXPECT_EQ(r.rc, kExitFailed);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& c : j["checks"]) {
+    if (c["id"] == "nccl-topo") {
+      EXPECT_EQ(c["status"], "fail");
+      EXPECT_THAT(c["evidence"].get<std::string>(), HasSubstr("0000:c2:00.0"));
+    }
+  }
+}
+
+// A recorded sysfs tree given alone is never read with this machine's
+// live /proc: what needs procfs is skipped, not judged from another
+// machine.
+TEST(Snapshot, SysfsAloneReadsNoLiveProcfs) {
+  const auto r = run_cli({"-j", "check", "--sysfs-root", testdata("hgx/sys")});
+  const auto j = nlohmann::json::parse(r.out);
+  bool seen = false;
+  for (const auto& c : j["checks"]) {
+    if (c["id"] == "nmi-watchdog") {
+      seen = true;
+      EXPECT_EQ(c["status"], "skip");
+    }
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(j["summary"]["skip"], 1);
+  // pmu show needs procfs, and says so instead of reading the live one.
+  const auto p = run_cli({"pmu", "show", "--sysfs-root", testdata("hgx/sys")});
+  EXPECT_EQ(p.rc, kExitFailed);
+  EXPECT_THAT(p.err, HasSubstr("--procfs-root"));
 }
 
 }  // namespace

@@ -80,9 +80,18 @@ void set_host_bridge_switches(GlobalOptions& o, const std::string& /*value*/) {
 }
 void set_sysfs_root(GlobalOptions& o, const std::string& value) {
   o.sysfs_root = value;
+  o.machine_root.clear();
 }
 void set_procfs_root(GlobalOptions& o, const std::string& value) {
   o.procfs_root = value;
+  o.procfs_given = true;
+  o.machine_root.clear();
+}
+void set_root(GlobalOptions& o, const std::string& value) {
+  o.sysfs_root = value + "/sys";
+  o.procfs_root = value + "/proc";
+  o.procfs_given = true;
+  o.machine_root = value;
 }
 
 // A named word found on the command line: a global option or a param.
@@ -266,7 +275,10 @@ const std::vector<GlobalOption>& global_options() {
       {'p', "pretty", "", "pretty JSON output (implies -j)", set_pretty},
       {'v', "verbose", "", "more detail in text output", set_verbose},
       {'h', "help", "", "usage of the tool, object or command", set_help},
-      {0, "sysfs-root", "DIR", "read sysfs from DIR (default /sys)", set_sysfs_root},
+      {0, "root", "DIR",
+       "read a recorded machine: DIR/sys, DIR/proc and DIR/etc (host record writes one)", set_root},
+      {0, "sysfs-root", "DIR", "read sysfs from DIR (default /sys; alone, procfs is not read)",
+       set_sysfs_root},
       {0, "procfs-root", "DIR", "read procfs from DIR (default /proc)", set_procfs_root},
       {0, "host-bridge-switches", "",
        "count each host bridge's root ports as one switch's downstream ports",

@@ -37,6 +37,12 @@ struct GlobalOptions {
   bool help = false;
   std::string sysfs_root{kSysfsRoot};  // where sysfs is mounted (common/sysfs.h)
   std::string procfs_root{kProcfsRoot};
+  // A recorded machine (--root DIR: DIR/sys, DIR/proc and its files), or
+  // "/" live; empty when only --sysfs-root/--procfs-root were given.
+  std::string machine_root{"/"};
+  // --procfs-root given: a recorded sysfs tree is read with it, never with
+  // the live /proc.
+  bool procfs_given = false;
   // The root ports of each host bridge are one switch's downstream ports
   // (model/pci_tree.h, PciTree::Options): for a host whose ACS switches
   // are emulated by host bridges.

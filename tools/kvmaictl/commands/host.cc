@@ -15,7 +15,27 @@ std::unique_ptr<TreeReader> open_sysfs(const GlobalOptions& opts) {
   return sys;
 }
 
+std::unique_ptr<TreeReader> open_procfs_if_given(const GlobalOptions& opts) {
+  if (opts.sysfs_root != kSysfsRoot && !opts.procfs_given) {
+    return nullptr;
+  }
+  return open_procfs(opts);
+}
+
+std::unique_ptr<TreeReader> open_machine_root(const GlobalOptions& opts) {
+  if (opts.machine_root.empty()) {
+    return nullptr;
+  }
+  return std::make_unique<FsReader>(opts.machine_root);
+}
+
 std::unique_ptr<TreeReader> open_procfs(const GlobalOptions& opts) {
+  if (opts.sysfs_root != kSysfsRoot && !opts.procfs_given) {
+    throw OpError(fmt::format(
+        "no procfs for the sysfs tree \"{}\": give --procfs-root DIR, or --root DIR for a "
+        "recorded machine",
+        opts.sysfs_root));
+  }
   auto proc = std::make_unique<FsReader>(opts.procfs_root);
   if (!proc->exists("cmdline")) {
     throw OpError(fmt::format("no cmdline under \"{}\" (not a procfs tree)", opts.procfs_root));

@@ -14,8 +14,14 @@ namespace kvmai::kvmaictl {
 // a sysfs tree).
 std::unique_ptr<TreeReader> open_sysfs(const GlobalOptions& opts);
 // The procfs tree; throws OpError when it has no cmdline (not a procfs
-// tree).
+// tree), or when a recorded sysfs tree was given without one.
 std::unique_ptr<TreeReader> open_procfs(const GlobalOptions& opts);
+// The same, or nullptr for a recorded sysfs tree given alone: its live
+// /proc would describe another machine.
+std::unique_ptr<TreeReader> open_procfs_if_given(const GlobalOptions& opts);
+// The machine's own files (/, or --root DIR), or nullptr when only
+// --sysfs-root/--procfs-root were given.
+std::unique_ptr<TreeReader> open_machine_root(const GlobalOptions& opts);
 
 // How the PCI tree is read, as the options say.
 PciTree::Options tree_options(const GlobalOptions& opts);

@@ -18,12 +18,14 @@ using Form = Param::Form;
 const std::vector<Object>& command_table() {
   static const std::vector<Object> table{
       {.name = "check",
-       .summary = "host readiness for GPU/NIC passthrough (reads sysfs, procfs)",
+       .summary = "readiness for GPU/NIC passthrough, on a host or in its guest (reads sysfs, "
+                  "procfs)",
        .default_command = "show",
        .commands = {{.name = "show",
-                     .usage = "[ NAME ]",
-                     .summary = "run every check, or the one called NAME",
-                     .syntax = {.operands = {{"NAME", Count::optional}}},
+                     .usage = "[ NAME ] [ as { host | guest } ]",
+                     .summary = "run every check of this host or guest, or the one called NAME",
+                     .syntax = {.operands = {{"NAME", Count::optional}},
+                                .params = {{"as", "PLACE"}}},
                      .run = check_show}}},
       {.name = "counters",
        .summary = "devices giving VMs the counter pages of units they own (kvmai module)",

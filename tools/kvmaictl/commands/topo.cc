@@ -182,7 +182,15 @@ void print_pair(Printer& out, const Topology& topo, const Pair& p, bool verbose)
   out.print_string_list("switches", switches, {}, Show::json_only);
   out.print_string("verdict", verdict_name(path.verdict), {}, Show::json_only);
   out.print_string("reason", path.reason, {});
-  out.print_bool("isolated", path.ports_without_acs.empty(), {}, Show::json_only);
+  // Text names only what breaks isolation; JSON says it for every pair.
+  const bool loud = path.isolation == Isolation::bypass || path.isolation == Isolation::translated;
+  out.print_bool("isolated", path.isolated(), {}, Show::json_only);
+  out.print_string("isolation", isolation_name(path.isolation), {"; isolation: "},
+                   loud ? Show::any : Show::json_only);
+  out.print_string_list("unchecked", path.unchecked, {}, Show::json_only);
+  if (loud) {
+    out.print_string("", "(" + join(path.unchecked, "; ") + ")", {" "}, Show::text_only);
+  }
   out.print_bool("ats_both", path.ats_both, {}, Show::json_only);
   out.open_array("redirects");
   for (const auto& r : path.redirects) {
@@ -222,8 +230,8 @@ void topo_show(const Words& words, Context& ctx) {
   PciTree tree = PciTree::read(*sys, tree_options(ctx.opts));
   // MIG instances are in procfs; a recorded sysfs tree is not paired with
   // the live procfs unless asked (--procfs-root).
-  if (roots.sysfs_root == kSysfsRoot || roots.procfs_root != kProcfsRoot) {
-    tree.read_procfs(FsReader(roots.procfs_root));
+  if (const auto proc = open_procfs_if_given(roots)) {
+    tree.read_procfs(*proc);
   }
   const Topology topo(std::move(tree));
   const bool verbose = ctx.opts.verbose;

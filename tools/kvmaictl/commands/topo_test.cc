@@ -47,9 +47,9 @@ TEST(TopoJson, SchemaIsStable) {
   EXPECT_EQ(keys(j["switches"][0]), (std::vector<std::string>{"name", "kind", "upstream_port",
                                                               "root", "downstream_ports"}));
   const auto& pair = j["pairs"][2];
-  EXPECT_EQ(keys(pair),
-            (std::vector<std::string>{"gpu", "nic", "path", "switches", "verdict", "reason",
-                                      "isolated", "ats_both", "redirects", "ports"}));
+  EXPECT_EQ(keys(pair), (std::vector<std::string>{"gpu", "nic", "path", "switches", "verdict",
+                                                  "reason", "isolated", "isolation", "unchecked",
+                                                  "ats_both", "redirects", "ports"}));
   EXPECT_EQ(keys(pair["ports"][0]), (std::vector<std::string>{"bdf", "role", "acs"}));
   EXPECT_EQ(keys(pair["ports"][0]["acs"]),
             (std::vector<std::string>{"state", "cap", "ctl", "cap_bits", "ctl_bits"}));

@@ -75,7 +75,86 @@ void judge_acs(const PciDevice& a, const PciDevice& b, P2pPath& p) {
                  : "direct, not isolated: no ACS on " + join(p.ports_without_acs, ", ");
 }
 
+// Whether the IOMMU checks the requests between `a` and `b`. The kernel
+// put them in different IOMMU groups because every downstream and root port
+// between them redirected peer requests (RR) and completions (CR) upstream
+// when it looked (REQ_ACS_FLAGS in drivers/iommu/iommu.c); a port changed
+// since then, by setpci or a runtime override, breaks that promise for
+// every pair below it.
+void judge_isolation(const PciTree& tree, const PciDevice& a, const PciDevice& b, P2pPath& p) {
+  if (!a.iommu_group || !b.iommu_group) {
+    p.isolation = Isolation::no_iommu;
+    return;
+  }
+  if (*a.iommu_group == *b.iommu_group) {
+    p.isolation = Isolation::same_group;
+    return;
+  }
+  // Only the ports where requests turn toward the peer decide: the two
+  // ports just below the point where the paths meet (a switch's internal
+  // bus, or the root bus). A port further down sends requests upstream
+  // anyway, and devices under different host bridges meet in the root
+  // complex, behind the IOMMU.
+  std::vector<const PciDevice*> turning;
+  if (a.root == b.root) {
+    const auto [ia, ib] =
+        std::mismatch(a.parents.begin(), a.parents.end(), b.parents.begin(), b.parents.end());
+    for (const auto& it : {std::pair(ia, a.parents.end()), std::pair(ib, b.parents.end())}) {
+      if (it.first != it.second) {
+        if (const PciDevice* port = tree.find(*it.first)) {
+          turning.push_back(port);
+        }
+      }
+    }
+  }
+  bool unknown = false;
+  bool translated = false;
+  for (const PciDevice* port : turning) {
+    if (port->role != Role::downstream_port && port->role != Role::root_port) {
+      continue;  // a conventional bridge: its ACS, if any, is not asked
+    }
+    const PciConfig& c = port->config;
+    if (c.acs_presence == Presence::unknown) {
+      unknown = true;
+    } else if (c.acs_presence == Presence::absent) {
+      p.unchecked.push_back(port->bdf + " no ACS");
+    } else if (const std::uint16_t off = (kAcsRR | kAcsCR) & ~c.acs->ctl; off != 0) {
+      p.unchecked.push_back(port->bdf + " " + join(acs_bit_names(off), ",") + " cleared");
+    } else if ((c.acs->ctl & kAcsDT) != 0) {
+      translated = true;
+      p.unchecked.push_back(port->bdf + " DT set");
+    }
+  }
+  const bool bypass = std::any_of(p.unchecked.begin(), p.unchecked.end(),
+                                  [](const std::string& s) { return !s.ends_with("DT set"); });
+  if (bypass) {
+    std::erase_if(p.unchecked, [](const std::string& s) { return s.ends_with("DT set"); });
+    p.isolation = Isolation::bypass;
+  } else if (unknown) {
+    p.unchecked.clear();
+    p.isolation = Isolation::unknown;
+  } else {
+    p.isolation = translated ? Isolation::translated : Isolation::isolated;
+  }
+}
+
+// The path and the ACS verdict on it.
+P2pPath route(const PciTree& tree, const PciDevice& a, const PciDevice& b);
+
 }  // namespace
+
+constexpr std::array<kvmai::Named<Isolation>, 6> kIsolationNames{{
+    {Isolation::isolated, "isolated"},
+    {Isolation::same_group, "same-group"},
+    {Isolation::no_iommu, "no-iommu"},
+    {Isolation::translated, "translated"},
+    {Isolation::bypass, "bypass"},
+    {Isolation::unknown, "unknown"},
+}};
+
+std::string isolation_name(Isolation i) {
+  return std::string(kvmai::name_of(kIsolationNames, i));
+}
 
 constexpr std::array<kvmai::Named<PathClass>, 5> kPathClassNames{{
     {PathClass::PIX, "PIX"},
@@ -102,6 +181,14 @@ std::string verdict_name(Verdict v) {
 }
 
 P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b) {
+  P2pPath p = route(tree, a, b);
+  judge_isolation(tree, a, b, p);
+  return p;
+}
+
+namespace {
+
+P2pPath route(const PciTree& tree, const PciDevice& a, const PciDevice& b) {
   P2pPath p;
   if (a.root != b.root) {
     // Separate host bridges: the root complex (and maybe the socket
@@ -136,7 +223,13 @@ P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b) {
     if (root == nullptr || !root->as_switch) {
       p.path_class = PathClass::PHB;
       p.verdict = Verdict::host_bridge;
-      p.reason = "through host bridge (different root ports)";
+      // Functions on the root bus itself (a VM's flat bus, integrated
+      // endpoints) have no root port above them.
+      p.reason = a.parents.empty() && b.parents.empty()
+                     ? "through host bridge (both on the root bus)"
+                 : a.parents.empty() || b.parents.empty()
+                     ? "through host bridge (root bus and a root port)"
+                     : "through host bridge (different root ports)";
       return p;
     }
     p.switches.push_back(a.root);  // the host bridge counted as a switch
@@ -153,5 +246,7 @@ P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b) {
   judge_acs(a, b, p);
   return p;
 }
+
+}  // namespace
 
 }  // namespace kvmai::kvmaictl

@@ -28,6 +28,20 @@ enum class Verdict {
 };
 std::string verdict_name(Verdict v);
 
+// Whether the IOMMU sees every request between the two devices, so that
+// each can be given to a different owner.
+enum class Isolation {
+  isolated,    // different IOMMU groups, and every request is checked
+  same_group,  // one IOMMU group: the kernel gives them to one owner only
+  no_iommu,    // no IOMMU translates their DMA: nothing is isolated
+  translated,  // different groups, but translated requests pass a port
+               // unchecked (ACS DT): isolation rests on the devices' ATS
+  bypass,      // different groups, and a port routes requests between
+               // them directly (redirect cleared, or no ACS)
+  unknown,     // some port's ACS could not be read
+};
+std::string isolation_name(Isolation i);
+
 struct Redirect {
   std::string port;  // BDF
   std::string bit;   // "RR", "CR", "EC"
@@ -46,7 +60,12 @@ struct P2pPath {
   std::vector<std::string> ports_without_acs;  // direct but not isolated
   std::vector<std::string> ports_unknown;      // config space unreadable
   bool ats_both = false;                       // both ends have ATS enabled
-  std::string reason;                          // one line for people
+  Isolation isolation = Isolation::unknown;
+  // The ports that let requests between different IOMMU groups through
+  // unchecked: "0000:17:00.0 RR,CR cleared", "0000:17:00.0 no ACS".
+  std::vector<std::string> unchecked;
+  bool isolated() const { return isolation == Isolation::isolated; }
+  std::string reason;  // one line for people
 };
 
 P2pPath classify(const PciTree& tree, const PciDevice& a, const PciDevice& b);

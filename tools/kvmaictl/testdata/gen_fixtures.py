@@ -143,6 +143,13 @@ class Host:
         # Dev -> (device minor, {gpu instance: [compute instances]}): the
         # NVIDIA driver's procfs entries for a GPU (MIG when not empty).
         self.nvidia_gpus = {}
+        # /proc/cpuinfo: the CPU's vendor and model, and whether CPUID says
+        # a hypervisor runs it; DMI's system vendor and product (None: no
+        # SMBIOS, as in Firecracker); files of the machine's /etc.
+        self.cpu = ("GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+")
+        self.hypervisor = False
+        self.dmi = None
+        self.etc = {}
 
     def root(self, bus, numa=-1, domain=0):
         r = Root(self, domain, bus, numa)
@@ -175,8 +182,11 @@ def config_space(d, size):
         struct.pack_into("<I", c, 0x54, mps_code(kw.get("mps_sup", 512)) | (1 << 15))
         devctl = (mps_code(kw.get("mps", 256)) << 5) | (mps_code(kw.get("mrrs", 512)) << 12)
         devctl |= 0x000F  # error reporting enables
+        if kw.get("relaxed_ordering"):
+            devctl |= 0x0010
         struct.pack_into("<H", c, 0x58, devctl)
-        speed = {"2.5": 1, "5.0": 2, "8.0": 3, "16.0": 4, "32.0": 5}[kw.get("max_speed", "16.0")]
+        speed = {"Unknown": 0, "2.5": 1, "5.0": 2, "8.0": 3, "16.0": 4,
+                 "32.0": 5}[kw.get("max_speed", "16.0")]
         struct.pack_into("<I", c, 0x5C, speed | (kw.get("max_width", 16) << 4))
         c[0x90], c[0x91] = 0x11, 0x00
         # Extended capabilities: AER first, then the ones we care about.
@@ -284,11 +294,17 @@ def emit(host, out):
                   "".join("0x%016x 0x%016x 0x%016x\n" % line for line in res[d]))
         if kw.get("pcie", True):
             width = kw.get("max_width", 16)
-            write(os.path.join(p, "max_link_speed"), "%s GT/s PCIe\n" % kw.get("max_speed", "16.0"))
+
+            def speed_text(v):  # the kernel's pci_speed_string()
+                return "Unknown\n" if v == "Unknown" else "%s GT/s PCIe\n" % v
+            write(os.path.join(p, "max_link_speed"), speed_text(kw.get("max_speed", "16.0")))
             write(os.path.join(p, "max_link_width"), "%d\n" % width)
             write(os.path.join(p, "current_link_speed"),
-                  "%s GT/s PCIe\n" % kw.get("cur_speed", kw.get("max_speed", "16.0")))
+                  speed_text(kw.get("cur_speed", kw.get("max_speed", "16.0"))))
             write(os.path.join(p, "current_link_width"), "%d\n" % kw.get("cur_width", width))
+        if kw.get("rdma"):
+            # The RDMA device the driver registers below the function.
+            write(os.path.join(p, "infiniband", kw["rdma"], "node_type"), "1: CA\n")
         if kw.get("sriov") is not None:
             write(os.path.join(p, "sriov_totalvfs"), "%d\n" % kw["sriov"][0])
             write(os.path.join(p, "sriov_numvfs"), "%d\n" % kw["sriov"][1])
@@ -345,6 +361,17 @@ def emit(host, out):
         if name in CORE_PMUS and host.pmu_name:
             write(os.path.join(d, "caps", "pmu_name"), host.pmu_name + "\n")
         symlink(d, os.path.join(sysd, "bus/event_source/devices", name))
+    vendor, model = host.cpu
+    flags = "fpu vme de pse tsc msr pae mce cx8 apic sep" + (" hypervisor" if host.hypervisor else "")
+    write(os.path.join(procd, "cpuinfo"), "".join(
+        "processor\t: %d\nvendor_id\t: %s\nmodel name\t: %s\nflags\t\t: %s\n\n"
+        % (cpu, vendor, model, flags) for cpu in range(2)))
+    if host.dmi:
+        for key, value in zip(("sys_vendor", "product_name"), host.dmi):
+            write(os.path.join(sysd, "devices/virtual/dmi/id", key), value + "\n")
+        symlink(os.path.join(sysd, "devices/virtual/dmi/id"), os.path.join(sysd, "class/dmi/id"))
+    for rel, text in host.etc.items():
+        write(os.path.join(top, "etc", rel), text)
     write(os.path.join(procd, "cmdline"), host.cmdline + "\n")
     write(os.path.join(procd, "modules"), "".join(
         "%s 16384 0 - Live 0x0000000000000000\n" % m for m in host.modules))
@@ -573,6 +600,7 @@ def iommu_off():
     """No IOMMU: no groups, no /sys/class/iommu, and ACS left at 0 by the
     kernel. Also no hugepages, no vfio."""
     h = Host("iommu-off", iommu=False)
+    h.cpu = ("AuthenticAMD", "AMD EPYC 9654 96-Core Processor")
     h.cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro"
     h.modules = ["kvm_amd", "kvm"]
     h.module_params = {}
@@ -596,6 +624,8 @@ def emulated(dt, name=None, nic_driver="virtio-pci"):
     h = Host(name or ("emulated-dt" if dt else "emulated"))
     h.group_type = "DMA"
     h.modules += ["kvmai"]
+    # TCG runs it, so CPUID says hypervisor; it loads kvm: a nested host.
+    h.hypervisor, h.dmi = True, ("QEMU", "Standard PC (Q35 + ICH9, 2009)")
     h.hugepages = {"1048576kB": 0, "2048kB": 512}
     h.mem_kb = 8 * 1024 * 1024
     h.pmus, h.pmu_name = {}, None  # TCG emulates no PMU: software events only
@@ -651,6 +681,7 @@ def no_pmu():
     """A cloud GPU VM used as a host: no vPMU (software events only), no
     nested KVM, a GPU and a NIC on root ports of a virtual IOMMU."""
     h = Host("no-pmu")
+    h.hypervisor, h.dmi = True, ("QEMU", "Standard PC (Q35 + ICH9, 2009)")
     h.group_type = "DMA"
     h.modules = ["vfio_pci", "vfio_iommu_type1", "vfio"]
     h.module_params = {}
@@ -744,10 +775,112 @@ def vgpu():
     return h
 
 
+# --- Tenant VMs: kvmaictl inside a guest ----------------------------------
+
+VIRTIO = 0x1AF4
+Q35_HOST = (INTEL, 0x29C0, HOST_BRIDGE)
+
+
+def tenant(name, cpu, dmi):
+    """A tenant's VM as clouds hand them out: no IOMMU, no PMU, no NUMA
+    node on any device, no kvm, no huge pages; the NVIDIA driver and
+    virtio-net loaded."""
+    h = Host(name, iommu=False)
+    h.cpu, h.hypervisor, h.dmi = cpu, True, dmi
+    h.cmdline = "BOOT_IMAGE=/boot/vmlinuz root=/dev/vda1 ro console=ttyS0"
+    h.modules = ["nvidia", "virtio_net", "virtio_pci"]
+    h.module_params = {}
+    h.nmi_watchdog = "0"
+    h.pmus, h.pmu_name = {}, None
+    h.mem_kb = 224 * 1024 * 1024
+    return h
+
+
+def root_bus_gpu(root, slot, device=0x2330):
+    """A GPU that VMM put on the root bus: QEMU's vfio-pci turns the
+    function into a root-complex integrated endpoint there and zeroes its
+    link registers (vfio_setup_pcie_cap in hw/vfio/pci.c), so sysfs shows
+    link speed "Unknown" and width 0, and NCCL reads link_width 0."""
+    vendor, _, cls, kw = gpu(ptype=PT_RCIEP, max_speed="Unknown", max_width=0, ats=None)
+    return root.add(slot, 0, vendor, device, cls, **kw)
+
+
+def tenant_intel():
+    """The cloud VM of issue 32: one H100 SXM (10de:2330) and a virtio-net
+    NIC on the root bus of a Firecracker guest (no SMBIOS, no host bridge
+    function) on an Emerald Rapids host. The NIC is a virtio-pci function
+    without a PCIe capability."""
+    h = tenant("tenant-intel", ("GenuineIntel", "INTEL(R) XEON(R) PLATINUM 8568Y+"), None)
+    r0 = h.root(0x00)
+    root_bus_gpu(r0, 0x02)
+    r0.add(0x03, 0, VIRTIO, 0x1041, ETH, pcie=False, driver="virtio-pci")
+    return h
+
+
+def tenant_amd():
+    """A QEMU q35 guest on a Genoa host with two H100 PCIe (10de:2331) on
+    the root bus and a virtio-net NIC, all integrated endpoints of pcie.0."""
+    h = tenant("tenant-amd", ("AuthenticAMD", "AMD EPYC 9654 96-Core Processor"),
+               ("QEMU", "Standard PC (Q35 + ICH9, 2009)"))
+    r0 = h.root(0x00)
+    r0.add(0x00, 0, *Q35_HOST, pcie=False)
+    root_bus_gpu(r0, 0x02, 0x2331)
+    root_bus_gpu(r0, 0x03, 0x2331)
+    r0.add(0x04, 0, VIRTIO, 0x1041, ETH, ptype=PT_RCIEP, max_speed="Unknown", max_width=0,
+           driver="virtio-pci")
+    return h
+
+
+def tenant_planned():
+    """The guest of `kvmaictl vm plan gpu0 gpu1 gpu4 gpu5 nic2 nic3 nic6 nic7`
+    on hgx-vm, as QEMU builds it (golden/hgx-vm.plan.qemu.txt): per host
+    switch a pxb-pcie expander on the switch's NUMA node (bus_nr 32 and
+    96), a root port, an x3130 upstream port and xio3130 downstream ports
+    (no ACS capability, so each switch's functions share an IOMMU group),
+    the GPUs and ConnectX-7 NICs below them with their physical links;
+    intel-iommu with device-iotlb (ATS on). The tenant has set MaxReadReq
+    4096 and Relaxed Ordering, reserved huge pages, and points NCCL at the
+    topology file the host wrote for this plan."""
+    h = tenant("tenant-planned", ("GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+"),
+               ("QEMU", "Standard PC (Q35 + ICH9, 2009)"))
+    h.iommu, h.iommu_units, h.group_type = True, [("dmar0", *VTD_QEMU)], "DMA"
+    h.hugepages = {"1048576kB": 0, "2048kB": 16384}
+    r0 = h.root(0x00, numa=0)
+    r0.add(0x00, 0, *Q35_HOST, pcie=False, group=0)
+    xml = ['<system version="1">\n']
+    for i, (bus, node) in enumerate(((0x20, 0), (0x60, 1))):
+        r0.add(0x03 + i, 0, 0x1B36, 0x000B, HOST_BRIDGE, pcie=False, group=1 + i)
+        r = h.root(bus, numa=node)
+        group = 10 + i
+        rp = r.add(0x00, 0, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=bus + 1,
+                   sub=bus + 6, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport",
+                   group=20 + i)
+        usp = rp.add(0x00, 0, 0x104C, 0x8232, PCI_BRIDGE, ptype=PT_UPSTREAM, sec=bus + 2,
+                     sub=bus + 6, driver="pcieport", group=group)
+        xml.append('  <cpu numaid="%d">\n    <pci busid="%s" class="0x060400" '
+                   'link_speed="32.0 GT/s PCIe" link_width="16">\n' % (node, usp.bdf))
+        members = [gpu(ats=True), gpu(ats=True), cx7(sriov=None), cx7(sriov=None)]
+        for slot, (vendor, device, cls, kw) in enumerate(members):
+            dsp = usp.add(slot, 0, 0x104C, 0x8233, PCI_BRIDGE, ptype=PT_DOWNSTREAM,
+                          sec=bus + 3 + slot, driver="pcieport", group=group)
+            kw = dict(kw, driver="nvidia" if vendor == NVIDIA else "mlx5_core", group=group,
+                      mrrs=4096, relaxed_ordering=True)
+            if vendor == MELLANOX:
+                kw["rdma"] = "mlx5_%d" % (2 * i + slot - 2)
+            ep = dsp.add(0x00, 0, vendor, device, cls, **kw)
+            xml.append('      <pci busid="%s" class="0x%06x" vendor="0x%04x" device="0x%04x" '
+                       'link_speed="32.0 GT/s PCIe" link_width="16"/>\n'
+                       % (ep.bdf, cls, vendor, device))
+        xml.append("    </pci>\n  </cpu>\n")
+    xml.append("</system>\n")
+    h.etc = {"nccl.conf": "NCCL_TOPO_FILE=/etc/nccl/topo.xml\n", "nccl/topo.xml": "".join(xml)}
+    return h
+
+
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
          lambda: emulated(True), unprivileged, pmu_server, no_pmu,
          lambda: emulated(True, "emulated-vm", "vfio-pci"), lambda: hgx("hgx-vm", vfio=True),
-         rdma_vf, vgpu]
+         rdma_vf, vgpu, tenant_intel, tenant_amd, tenant_planned]
 
 
 def main():
