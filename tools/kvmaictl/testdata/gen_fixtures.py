@@ -44,7 +44,7 @@ BAR_FLAGS = {
     "mem64pref": (IORESOURCE_MEM | IORESOURCE_MEM_64 | IORESOURCE_PREFETCH | IORESOURCE_SIZEALIGN
                   | 0xC),
 }
-KIB, MIB = 1 << 10, 1 << 20
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
 
 def vtd_cap(sllps, fl1gp=False, caching_mode=False, mgaw=48):
@@ -143,6 +143,9 @@ class Host:
         # Dev -> (device minor, {gpu instance: [compute instances]}): the
         # NVIDIA driver's procfs entries for a GPU (MIG when not empty).
         self.nvidia_gpus = {}
+        # NUMA node -> its CPU list, for each function's local_cpulist
+        # (emit_topo_extras); none written when empty.
+        self.node_cpus = {}
 
     def root(self, bus, numa=-1, domain=0):
         r = Root(self, domain, bus, numa)
@@ -242,6 +245,33 @@ def resources(host):
     return out
 
 
+# Drivers that register an RDMA device (sysfs infiniband/<name> below the
+# PCI function) for each function they bind, and the name prefix they use.
+RDMA_DRIVERS = {"mlx5_core": "mlx5_", "irdma": "irdmap", "bnxt_en": "bnxt_re"}
+
+
+def rdma_devices(host):
+    """Dev -> the RDMA device its driver registers ("mlx5_0"), numbered per
+    prefix in BDF order, as the drivers probe them at boot."""
+    out, count = {}, {}
+    for d in sorted(host.devices, key=lambda x: x.bdf):
+        prefix = RDMA_DRIVERS.get(d.kw.get("driver"))
+        if prefix:
+            out[d] = prefix + str(count.get(prefix, 0))
+            count[prefix] = count.get(prefix, 0) + 1
+    return out
+
+
+def emit_topo_extras(host, d, p, rdma):
+    """What topo's matrix and device views read beyond the PCI basics: the
+    RDMA device below a function, and its CPUs (local_cpulist)."""
+    if d in rdma:
+        write(os.path.join(p, "infiniband", rdma[d], "node_type"), "1: CA\n")
+    numa = d.kw.get("numa", d.root.numa)
+    if numa in host.node_cpus:
+        write(os.path.join(p, "local_cpulist"), host.node_cpus[numa] + "\n")
+
+
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
@@ -270,6 +300,7 @@ def emit(host, out):
 
     drivers, group = set(), 0
     res = resources(host)
+    rdma = rdma_devices(host)
     for r in host.roots:
         write(os.path.join(sysd, "devices", r.name, "uevent"), "")
     for d in sorted(host.devices, key=lambda x: x.bdf):
@@ -282,6 +313,7 @@ def emit(host, out):
         if d in res:
             write(os.path.join(p, "resource"),
                   "".join("0x%016x 0x%016x 0x%016x\n" % line for line in res[d]))
+        emit_topo_extras(host, d, p, rdma)
         if kw.get("pcie", True):
             width = kw.get("max_width", 16)
             write(os.path.join(p, "max_link_speed"), "%s GT/s PCIe\n" % kw.get("max_speed", "16.0"))
@@ -495,7 +527,19 @@ def hgx(name="hgx", vfio=False):
                bars=[(0, 32 * MIB, "mem64pref")])
     bf_dsp.add(0x00, 1, MELLANOX, 0xA2DC, IB, driver=bf_driver, mps=256, mrrs=4096, ats=False,
                max_speed="32.0", sriov=(16, 0), bars=[(0, 32 * MIB, "mem64pref")])
+    hgx_topo_extras(h)
     return h
+
+
+def hgx_topo_extras(h):
+    """Two 56-core sockets with SMT (CPU lists as the kernel prints them),
+    and the H100's BARs: BAR0 16 MiB registers, BAR1 128 GiB of
+    framebuffer and BAR3 32 MiB, both 64-bit prefetchable."""
+    h.node_cpus = {0: "0-55,112-167", 1: "56-111,168-223"}
+    for d in h.devices:
+        if (d.vendor, d.device) == (NVIDIA, 0x2330) and "bars" not in d.kw:
+            d.kw["bars"] = [(0, 16 * MIB, "mem32"), (1, 128 * GIB, "mem64pref"),
+                            (3, 32 * MIB, "mem64pref")]
 
 
 def flat():
