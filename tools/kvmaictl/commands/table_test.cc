@@ -45,6 +45,8 @@ const std::map<std::string, Args>& samples() {
       // Without the module there is nothing to exec: it asks for the record first.
       {"pmu exec", {"--user", "root", "vm1", "--", "/bin/true"}},
       {"topo show", {"gpu0"}},
+      {"topo matrix", {}},
+      {"topo tree", {}},
       {"version show", {}},
       {"vm plan", {"gpu0", "nic0", "vcpus", "2", "memory", "256"}},
       {"vm nccl-topo", {"gpu0", "nic0", "vcpus", "2"}},
