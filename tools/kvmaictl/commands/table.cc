@@ -202,7 +202,8 @@ const std::vector<Object>& command_table() {
              .summary = "NCCL's topology file (XML) for the guest vm plan lays out",
              .syntax = {.operands = {{"DEV", Count::some}},
                         .params = {{"vcpus", "N"}, {"memory", "MIB"}, {"hugepages", "DIR"}}},
-             .run = vm_nccl_topo}}},
+             .run = vm_nccl_topo,
+             .no_json = "it prints NCCL's XML topology file"}}},
   };
   return table;
 }

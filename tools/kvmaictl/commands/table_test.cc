@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,28 @@ TEST_F(TableWalk, HelpAtEveryLevel) {
       for (const auto& p : c.syntax.params) {
         EXPECT_THAT(c.usage, ::testing::HasSubstr(p.name)) << usage;
       }
+    }
+  }
+}
+
+// -j works or is refused: every command prints one JSON document, or
+// nothing (it only changes something, or failed), or says in one line
+// that it has no JSON form; never another format with -j.
+TEST_F(TableWalk, JsonWorksOrIsRefused) {
+  for (const auto& o : command_table()) {
+    for (const auto& c : o.commands) {
+      const std::string where = fmt::format("{} {}", o.name, c.name);
+      const auto r =
+          run(cat({"-j", std::string(o.name), std::string(c.name), "--sysfs-root", sysfs_},
+                  samples().at(where)));
+      if (!c.no_json.empty()) {
+        EXPECT_TRUE(one_line_usage_error(r, where)) << where;
+        EXPECT_THAT(r.err, ::testing::HasSubstr("-j: no JSON output")) << where;
+        EXPECT_EQ(r.out, "") << where;
+        continue;
+      }
+      EXPECT_TRUE(r.rc == kExitOk || r.rc == kExitFailed) << where << ": " << r.err;
+      EXPECT_TRUE(r.out.empty() || nlohmann::json::accept(r.out)) << where << ": " << r.out;
     }
   }
 }
