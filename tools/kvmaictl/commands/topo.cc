@@ -263,8 +263,9 @@ void print_pair(Printer& out, const Topology& topo, const Pair& p, bool verbose)
   out.open_object();
   out.print_string("gpu", p.gpu->name, {"", 8});
   out.print_string("nic", p.nic->name, {"", 8});
-  out.print_string("nic_kind", nic_kind(*p.nic->dev), {}, Show::json_only);
+  // After path: selftests match "gpu", "nic", "path" in that order.
   out.print_string("path", path_class_name(path.path_class), {"", 6});
+  out.print_string("nic_kind", nic_kind(*p.nic->dev), {}, Show::json_only);
   std::vector<std::string> switches;
   switches.reserve(path.switches.size());
   for (const auto& key : path.switches) {

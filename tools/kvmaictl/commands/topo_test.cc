@@ -58,7 +58,7 @@ TEST(TopoJson, SchemaIsStable) {
                                                               "root", "downstream_ports"}));
   const auto& pair = j["pairs"][2];
   EXPECT_EQ(keys(pair),
-            (std::vector<std::string>{"gpu", "nic", "nic_kind", "path", "switches", "verdict",
+            (std::vector<std::string>{"gpu", "nic", "path", "nic_kind", "switches", "verdict",
                                       "reason", "isolated", "ats_both", "redirects", "ports"}));
   EXPECT_EQ(keys(pair["ports"][0]), (std::vector<std::string>{"bdf", "role", "acs"}));
   EXPECT_EQ(keys(pair["ports"][0]["acs"]),
