@@ -39,6 +39,9 @@ struct Command {
   std::string_view summary;
   Syntax syntax;
   Handler run = nullptr;
+  // Why the command has no JSON form, for the one-line refusal of -j;
+  // empty: it takes -j.
+  std::string_view no_json{};
 };
 
 struct Object {

@@ -130,6 +130,11 @@ int run(const std::vector<Object>& table, const Args& argv, std::ostream& raw_ou
       out << "Usage: " << command_usage(*obj, *cmd) << '\n';
       return kExitOk;
     }
+    // Refused rather than ignored: a script asking for JSON must not get
+    // another format, or nothing, with exit 0.
+    if (opts.json && !cmd->no_json.empty()) {
+      throw UsageError(fmt::format("-j: no JSON output ({})", cmd->no_json));
+    }
   } catch (const UsageError& e) {
     err << "Error: " << (where.empty() ? "" : where + ": ") << e.what() << '\n';
     return kExitUsage;

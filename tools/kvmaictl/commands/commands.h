@@ -32,6 +32,8 @@ void pmu_assign(const Words& words, Context& ctx);
 void pmu_release(const Words& words, Context& ctx);
 void pmu_exec(const Words& words, Context& ctx);
 void topo_show(const Words& words, Context& ctx);
+void topo_matrix(const Words& words, Context& ctx);
+void topo_tree(const Words& words, Context& ctx);
 void version_show(const Words& words, Context& ctx);
 void vm_plan(const Words& words, Context& ctx);
 void vm_nccl_topo(const Words& words, Context& ctx);

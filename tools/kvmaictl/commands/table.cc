@@ -161,9 +161,21 @@ const std::vector<Object>& command_table() {
        .default_command = "show",
        .commands = {{.name = "show",
                      .usage = "[ DEV ]",
-                     .summary = "devices, switches and GPU/NIC pairs; DEV is gpuN, nicN or a BDF",
+                     .summary = "devices, links, BARs, switches, NVSwitches and GPU/NIC pairs; "
+                                "DEV is gpuN, nicN or a BDF",
                      .syntax = {.operands = {{"DEV", Count::optional}}},
-                     .run = topo_show}}},
+                     .run = topo_show},
+                    {.name = "matrix",
+                     .usage = "",
+                     .summary = "path class between every two GPUs and RDMA NICs, with CPU and "
+                                "NUMA affinity (nvidia-smi topo -m)",
+                     .syntax = {},
+                     .run = topo_matrix},
+                    {.name = "tree",
+                     .usage = "",
+                     .summary = "the PCI tree below each host bridge, with ACS and ATS",
+                     .syntax = {},
+                     .run = topo_tree}}},
       {.name = "version",
        .summary = "tool and kvmai module versions",
        .default_command = "show",
@@ -192,7 +204,8 @@ const std::vector<Object>& command_table() {
              .summary = "NCCL's topology file (XML) for the guest vm plan lays out",
              .syntax = {.operands = {{"DEV", Count::some}},
                         .params = {{"vcpus", "N"}, {"memory", "MIB"}, {"hugepages", "DIR"}}},
-             .run = vm_nccl_topo}}},
+             .run = vm_nccl_topo,
+             .no_json = "it prints NCCL's XML topology file"}}},
   };
   return table;
 }

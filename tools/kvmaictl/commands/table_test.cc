@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ const std::map<std::string, Args>& samples() {
       // Without the module there is nothing to exec: it asks for the record first.
       {"pmu exec", {"--user", "root", "vm1", "--", "/bin/true"}},
       {"topo show", {"gpu0"}},
+      {"topo matrix", {}},
+      {"topo tree", {}},
       {"version show", {}},
       {"vm plan", {"gpu0", "nic0", "vcpus", "2", "memory", "256"}},
       {"vm nccl-topo", {"gpu0", "nic0", "vcpus", "2"}},
@@ -143,6 +146,28 @@ TEST_F(TableWalk, HelpAtEveryLevel) {
       for (const auto& p : c.syntax.params) {
         EXPECT_THAT(c.usage, ::testing::HasSubstr(p.name)) << usage;
       }
+    }
+  }
+}
+
+// -j works or is refused: every command prints one JSON document, or
+// nothing (it only changes something, or failed), or says in one line
+// that it has no JSON form; never another format with -j.
+TEST_F(TableWalk, JsonWorksOrIsRefused) {
+  for (const auto& o : command_table()) {
+    for (const auto& c : o.commands) {
+      const std::string where = fmt::format("{} {}", o.name, c.name);
+      const auto r =
+          run(cat({"-j", std::string(o.name), std::string(c.name), "--sysfs-root", sysfs_},
+                  samples().at(where)));
+      if (!c.no_json.empty()) {
+        EXPECT_TRUE(one_line_usage_error(r, where)) << where;
+        EXPECT_THAT(r.err, ::testing::HasSubstr("-j: no JSON output")) << where;
+        EXPECT_EQ(r.out, "") << where;
+        continue;
+      }
+      EXPECT_TRUE(r.rc == kExitOk || r.rc == kExitFailed) << where << ": " << r.err;
+      EXPECT_TRUE(r.out.empty() || nlohmann::json::accept(r.out)) << where << ": " << r.out;
     }
   }
 }

@@ -1,5 +1,8 @@
-// `kvmaictl topo`: GPUs and NICs, the switches between them, and for every
-// GPU/NIC pair the path class and whether P2P goes direct. Reads sysfs only.
+// `kvmaictl topo show`: GPUs and NICs, their links, BARs and CPUs, the
+// switches and NVSwitches, and for every GPU/NIC pair the path class and
+// whether P2P goes direct. Reads sysfs only.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "commands/commands.h"
@@ -15,6 +18,66 @@ std::optional<std::int64_t> opt64(std::optional<int> v) {
 
 std::optional<std::string> nonempty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
+
+// "32.0 GT/s" from sysfs's "32.0 GT/s PCIe".
+std::string link_speed(std::string speed) {
+  if (speed.ends_with(" PCIe")) {
+    speed.resize(speed.size() - 5);
+  }
+  return speed;
+}
+
+// "32.0 GT/s x16", or "-" when sysfs has no link (not PCIe).
+std::string link_text(const std::string& speed, std::optional<int> width) {
+  if (speed.empty() && !width) {
+    return "-";
+  }
+  return fmt::format("{} x{}", speed.empty() ? "?" : link_speed(speed),
+                     width ? std::to_string(*width) : "?");
+}
+
+void print_link(Printer& out, const PciDevice& d, Show show) {
+  out.open_object("link");
+  out.print_opt_string("speed", nonempty(link_speed(d.current_link_speed)), {}, "-", show);
+  out.print_opt_int("width", opt64(d.current_link_width), {}, "-", show);
+  out.print_opt_string("max_speed", nonempty(link_speed(d.max_link_speed)), {}, "-", show);
+  out.print_opt_int("max_width", opt64(d.max_link_width), {}, "-", show);
+  out.close_object();
+}
+
+void print_bars(Printer& out, const PciDevice& d, Show show) {
+  out.open_array("bars");
+  for (const Bar& b : d.bars) {
+    out.open_object();
+    out.print_int("index", b.index, {}, show);
+    out.print_uint("size", b.size, {}, show);
+    out.print_string("type", b.io ? "io" : "mem", {}, show);
+    out.print_bool("mem64", b.mem64, {}, show);
+    out.print_bool("prefetchable", b.prefetchable, {}, show);
+    out.close_object();
+  }
+  out.close_array();
+}
+
+// The text row of a device's link, CPUs and BARs (JSON has them in the
+// device's object).
+void print_resources_row(Printer& out, const Named& n) {
+  const PciDevice& d = *n.dev;
+  out.print_string("name", n.name, {"", 10}, Show::text_only);
+  const std::string cur = link_text(d.current_link_speed, d.current_link_width);
+  const std::string max = link_text(d.max_link_speed, d.max_link_width);
+  out.print_string("link", cur, {"", 15}, Show::text_only);
+  // The maximum only where the link trained below it.
+  out.print_string("max_link", cur == max ? "" : max, {"", 15}, Show::text_only);
+  out.print_opt_string("local_cpulist", nonempty(d.local_cpulist), {"", 16}, "-", Show::text_only);
+  std::vector<std::string> bars;
+  for (const Bar& b : d.bars) {
+    bars.push_back(fmt::format("{}:{}", b.index, describe_bar(b)));
+  }
+  out.print_string("bars", bars.empty() ? "-" : fmt::format("{}", fmt::join(bars, ", ")), {},
+                   Show::text_only);
+  out.newline();
 }
 
 void print_acs(Printer& out, const PciConfig& c) {
@@ -41,7 +104,15 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   const PciDevice& d = *n.dev;
   out.open_object();
   out.print_string("name", n.name, {"", 8});
-  out.print_string("kind", n.name.starts_with("gpu") ? "gpu" : "nic", {}, Show::json_only);
+  const bool gpu = n.name.starts_with("gpu");
+  out.print_string("kind", gpu ? "gpu" : "nic", {}, Show::json_only);
+  const std::string nic = gpu ? "" : nic_kind(d);
+  out.print_opt_string("nic_kind", nonempty(nic), {}, "-", Show::json_only);
+  out.print_string("kind",
+                   gpu             ? "gpu"
+                   : nic == "rdma" ? "rdma-nic"
+                                   : "mgmt-nic",
+                   {"", 10}, Show::text_only);
   out.print_string("bdf", d.bdf, {"", 14});
   out.print_string("class", to_hex(d.class_code >> 8U, 4), {"", 8});
   out.print_string("vendor", to_hex(d.vendor, 4), {}, Show::json_only);
@@ -52,7 +123,11 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.print_opt_string("iommu_group_type", nonempty(d.iommu_group_type), {}, "-", Show::json_only);
   out.print_opt_string("driver", nonempty(d.driver), {"", 12});
   out.print_string("ats", ats_state(d), {"", 10});
+  out.print_string_list("rdma_devices", d.rdma_devices, {"", 9});
   out.print_opt_string("switch", nonempty(topo.switch_of(d)), {});
+  out.print_opt_string("local_cpulist", nonempty(d.local_cpulist), {}, "-", Show::json_only);
+  print_link(out, d, Show::json_only);
+  print_bars(out, d, Show::json_only);
   out.print_opt_int("sriov_totalvfs", opt64(d.sriov_totalvfs), {}, "-", Show::json_only);
   out.print_opt_int("sriov_numvfs", opt64(d.sriov_numvfs), {}, "-", Show::json_only);
   out.open_array("mdev_types");
@@ -168,12 +243,29 @@ void print_switch(Printer& out, const Switch& s) {
   out.newline();
 }
 
+void print_nvswitch(Printer& out, const Named& n) {
+  const PciDevice& d = *n.dev;
+  out.open_object();
+  out.print_string("name", n.name, {"", 11});
+  out.print_string("bdf", d.bdf, {"", 14});
+  out.print_string("vendor", to_hex(d.vendor, 4), {}, Show::json_only);
+  out.print_string("device", to_hex(d.device, 4), {}, Show::json_only);
+  out.text(to_hex(d.vendor, 4).substr(2) + ":" + to_hex(d.device, 4).substr(2) + "  ");
+  out.print_opt_int("numa_node", opt64(d.numa_node), {"", 6});
+  out.print_opt_int("iommu_group", opt64(d.iommu_group), {"", 7});
+  out.print_opt_string("driver", nonempty(d.driver), {});
+  out.close_object();
+  out.newline();
+}
+
 void print_pair(Printer& out, const Topology& topo, const Pair& p, bool verbose) {
   const P2pPath& path = p.path;
   out.open_object();
   out.print_string("gpu", p.gpu->name, {"", 8});
   out.print_string("nic", p.nic->name, {"", 8});
+  // After path: selftests match "gpu", "nic", "path" in that order.
   out.print_string("path", path_class_name(path.path_class), {"", 6});
+  out.print_string("nic_kind", nic_kind(*p.nic->dev), {}, Show::json_only);
   std::vector<std::string> switches;
   switches.reserve(path.switches.size());
   for (const auto& key : path.switches) {
@@ -244,16 +336,41 @@ void topo_show(const Words& words, Context& ctx) {
     throw OpError("no GPU or NIC \"" + filter + "\"");
   }
 
-  out.text("DEVICE  BDF           CLASS   VID:DID    NUMA  GROUP  DRIVER      ATS       SWITCH\n");
+  out.text(
+      "DEVICE  KIND      BDF           CLASS   VID:DID    NUMA  GROUP  DRIVER      ATS       "
+      "RDMA     SWITCH\n");
   out.open_array("devices");
+  std::vector<std::string> management;
   for (const auto* list : {&topo.gpus(), &topo.nics()}) {
     for (const auto& n : *list) {
       if (wanted(n, filter)) {
         print_device(out, topo, n, verbose);
+        if (list == &topo.nics() && !n.dev->is_rdma_nic()) {
+          management.push_back(n.name);
+        }
       }
     }
   }
   out.close_array();
+  // Which NICs the matrix and NCCL leave out, said where they are listed.
+  if (!management.empty()) {
+    out.text(fmt::format(
+        "{}: management NIC{} (no RDMA device): not in `topo matrix`; nvidia-smi and NCCL do "
+        "not pair GPUs with {}\n",
+        fmt::join(management, ", "), management.size() > 1 ? "s" : "",
+        management.size() > 1 ? "them" : "it"));
+  }
+
+  // Only in text: JSON carries them in each device's link, bars and
+  // local_cpulist.
+  out.text("\nDEVICE    LINK           MAX LINK       CPUS            BARS\n");
+  for (const auto* list : {&topo.gpus(), &topo.nics()}) {
+    for (const auto& n : *list) {
+      if (wanted(n, filter)) {
+        print_resources_row(out, n);
+      }
+    }
+  }
 
   // Only in text: JSON carries them in each device's mdev_types.
   if (!out.json() && std::any_of(topo.tree().devices().begin(), topo.tree().devices().end(),
@@ -279,26 +396,54 @@ void topo_show(const Words& words, Context& ctx) {
     }
   }
 
+  // Sections below print no header when they have nothing to list.
   if (filter.empty()) {
-    out.text(
-        "\nVF            PF            PF-NAME  INDEX  VID:DID    NUMA  GROUP  DRIVER      VGPU\n");
+    const auto& devices = topo.tree().devices();
+    if (std::any_of(devices.begin(), devices.end(),
+                    [](const PciDevice& d) { return d.is_virtfn; })) {
+      out.text(
+          "\nVF            PF            PF-NAME  INDEX  VID:DID    NUMA  GROUP  DRIVER      "
+          "VGPU\n");
+    }
     out.open_array("vfs");
-    for (const auto& d : topo.tree().devices()) {
+    for (const auto& d : devices) {
       if (d.is_virtfn) {
         print_vf(out, topo, d);
       }
     }
     out.close_array();
 
-    out.text("\nSWITCH  KIND      UPSTREAM      ROOT        DOWNSTREAM PORTS\n");
+    if (!topo.switches().empty()) {
+      out.text("\nSWITCH  KIND      UPSTREAM      ROOT        DOWNSTREAM PORTS\n");
+    }
     out.open_array("switches");
     for (const auto& s : topo.switches()) {
       print_switch(out, s);
     }
     out.close_array();
+
+    if (!topo.nvswitches().empty()) {
+      out.text("\nNVSWITCH   BDF           VID:DID    NUMA  GROUP  DRIVER\n");
+    }
+    out.open_array("nvswitches");
+    for (const auto& n : topo.nvswitches()) {
+      print_nvswitch(out, n);
+    }
+    out.close_array();
+    if (!topo.nvswitches().empty()) {
+      // NVLink between GPUs of a VM runs through these, not through PCIe:
+      // a VM that gets the GPUs without them, or without the fabric set
+      // up, has no NVLink (and CUDA waits for the fabric on such boards).
+      out.text(
+          "NVLink between GPUs in a VM needs these NVSwitches passed through with the GPUs and\n"
+          "NVIDIA Fabric Manager running where they are (in the VM, or in a service VM that\n"
+          "owns them); the matrix shows PCIe paths only.\n");
+    }
   }
 
-  out.text("\nGPU     NIC     PATH  VERDICT\n");
+  if (!topo.pairs().empty()) {
+    out.text("\nGPU     NIC     PATH  VERDICT\n");
+  }
   out.open_array("pairs");
   for (const auto& p : topo.pairs()) {
     if (wanted(*p.gpu, filter) || wanted(*p.nic, filter)) {

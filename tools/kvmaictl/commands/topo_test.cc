@@ -37,19 +37,29 @@ nlohmann::ordered_json topo_json(const std::string& fixture, Args extra = {}) {
 // here as a deliberate change.
 TEST(TopoJson, SchemaIsStable) {
   const auto j = topo_json("hgx");
-  EXPECT_EQ(keys(j), (std::vector<std::string>{"devices", "vfs", "switches", "pairs"}));
+  EXPECT_EQ(keys(j),
+            (std::vector<std::string>{"devices", "vfs", "switches", "nvswitches", "pairs"}));
   EXPECT_EQ(keys(j["devices"][0]),
-            (std::vector<std::string>{"name", "kind", "bdf", "class", "vendor", "device",
-                                      "numa_node", "iommu_group", "iommu_group_type", "driver",
-                                      "ats", "switch", "sriov_totalvfs", "sriov_numvfs",
-                                      "mdev_types", "mig", "upstream"}));
+            (std::vector<std::string>{
+                "name",   "kind",    "nic_kind",       "bdf",          "class",
+                "vendor", "device",  "numa_node",      "iommu_group",  "iommu_group_type",
+                "driver", "ats",     "rdma_devices",   "switch",       "local_cpulist",
+                "link",   "bars",    "sriov_totalvfs", "sriov_numvfs", "mdev_types",
+                "mig",    "upstream"}));
+  EXPECT_EQ(keys(j["devices"][0]["link"]),
+            (std::vector<std::string>{"speed", "width", "max_speed", "max_width"}));
+  EXPECT_EQ(keys(j["devices"][0]["bars"][0]),
+            (std::vector<std::string>{"index", "size", "type", "mem64", "prefetchable"}));
+  EXPECT_EQ(keys(j["nvswitches"][0]),
+            (std::vector<std::string>{"name", "bdf", "vendor", "device", "numa_node", "iommu_group",
+                                      "driver"}));
   EXPECT_EQ(keys(j["devices"][0]["upstream"][0]), (std::vector<std::string>{"bdf", "role"}));
   EXPECT_EQ(keys(j["switches"][0]), (std::vector<std::string>{"name", "kind", "upstream_port",
                                                               "root", "downstream_ports"}));
   const auto& pair = j["pairs"][2];
-  EXPECT_EQ(keys(pair), (std::vector<std::string>{"gpu", "nic", "path", "switches", "verdict",
-                                                  "reason", "isolated", "isolation", "unchecked",
-                                                  "ats_both", "redirects", "ports"}));
+  EXPECT_EQ(keys(pair), (std::vector<std::string>{"gpu", "nic", "path", "nic_kind", "switches",
+                                                  "verdict", "reason", "isolated", "isolation",
+                                                  "unchecked", "ats_both", "redirects", "ports"}));
   EXPECT_EQ(keys(pair["ports"][0]), (std::vector<std::string>{"bdf", "role", "acs"}));
   EXPECT_EQ(keys(pair["ports"][0]["acs"]),
             (std::vector<std::string>{"state", "cap", "ctl", "cap_bits", "ctl_bits"}));
@@ -219,6 +229,85 @@ TEST(Topo, MissingOptionValueIsUsageError) {
 TEST(Topo, VerboseTextShowsPortsAndAcs) {
   const auto r = run_cli({"-v", "topo", "show", "gpu0", "--sysfs-root", testdata("emulated/sys")});
   EXPECT_THAT(r.out, HasSubstr("0000:20:00.0 root-port acs cap SV,TB,RR,CR,UF,DT ctl SV,RR,CR,UF"));
+}
+
+}  // namespace
+}  // namespace kvmai::kvmaictl
+
+namespace kvmai::kvmaictl {
+namespace {
+
+std::string topo_text(const std::string& fixture, Args words) {
+  Args args{"topo"};
+  args.insert(args.end(), words.begin(), words.end());
+  args.insert(args.end(), {"--sysfs-root", testdata(fixture + "/sys")});
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+  return r.out;
+}
+
+// A section with nothing to list prints no header: hgx has no VFs, flat no
+// switches and no NVSwitches.
+TEST(TopoText, NoHeaderForAnEmptySection) {
+  const auto hgx = topo_text("hgx", {"show"});
+  EXPECT_THAT(hgx, ::testing::Not(HasSubstr("\nVF ")));
+  EXPECT_THAT(hgx, HasSubstr("\nSWITCH "));
+  const auto flat = topo_text("flat", {"show"});
+  EXPECT_THAT(flat, ::testing::Not(HasSubstr("\nSWITCH ")));
+  EXPECT_THAT(flat, ::testing::Not(HasSubstr("NVSWITCH")));
+  EXPECT_THAT(topo_text("multifunction", {"show"}), HasSubstr("\nVF "));
+}
+
+TEST(TopoText, NamesManagementNicsAndNvswitches) {
+  const auto hgx = topo_text("hgx", {"show"});
+  EXPECT_THAT(hgx, HasSubstr("nic0, nic1: management NICs (no RDMA device)"));
+  EXPECT_THAT(hgx, HasSubstr("\nnvswitch3  0000:be:00.0  10de:22a3"));
+  EXPECT_THAT(hgx, HasSubstr("Fabric Manager"));
+}
+
+TEST(TopoJson, NicKindsRdmaDevicesLinksAndBars) {
+  const auto j = topo_json("hgx");
+  const auto& d = j["devices"];
+  EXPECT_EQ(d[0]["nic_kind"], nullptr);
+  EXPECT_EQ(d[8]["name"], "nic0");
+  EXPECT_EQ(d[8]["nic_kind"], "management");
+  EXPECT_EQ(d[10]["nic_kind"], "rdma");
+  EXPECT_EQ(d[10]["rdma_devices"], nlohmann::ordered_json({"mlx5_0"}));
+  // gpu6 trained at 16 GT/s in a 32 GT/s slot (the fixture's cur_speed).
+  EXPECT_EQ(d[6]["link"]["speed"], "16.0 GT/s");
+  EXPECT_EQ(d[6]["link"]["max_speed"], "32.0 GT/s");
+  EXPECT_EQ(d[6]["link"]["width"], 16);
+  // An H100: BAR0 16 MiB, BAR1 128 GiB and BAR3 32 MiB, 64-bit prefetchable.
+  const auto& bars = d[0]["bars"];
+  ASSERT_EQ(bars.size(), 3U);
+  EXPECT_EQ(bars[1]["index"], 1);
+  EXPECT_EQ(bars[1]["size"], 128ULL << 30U);
+  EXPECT_EQ(bars[1]["mem64"], true);
+  EXPECT_EQ(bars[1]["prefetchable"], true);
+  EXPECT_EQ(bars[0]["prefetchable"], false);
+  EXPECT_EQ(j["nvswitches"].size(), 4U);
+  EXPECT_EQ(j["pairs"][0]["nic_kind"], "management");
+}
+
+// The tree puts each function below its bridge, with the ACS control of
+// every port and the ATS state of every endpoint that has ATS.
+TEST(TopoTree, AcsPerPortAndAtsPerEndpoint) {
+  const auto text = topo_text("hgx", {"tree"});
+  EXPECT_THAT(text, HasSubstr("pci0000:15 numa 0\n"
+                              "`-- 0000:15:01.0  root-port [8086:352a] acs SV,RR,CR,UF\n"
+                              "    `-- 0000:16:00.0  upstream-port [1000:c030] sw0 acs absent\n"
+                              "        |-- 0000:17:00.0  downstream-port [1000:c030] acs "
+                              "SV,RR,CR,UF,DT\n"
+                              "        |   `-- 0000:18:00.0  gpu0 [10de:2330] ats enabled\n"));
+  const auto r = run_cli({"-j", "topo", "tree", "--sysfs-root", testdata("hgx/sys")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& rp = j["roots"][1]["children"][0];
+  EXPECT_EQ(rp["bdf"], "0000:15:01.0");
+  EXPECT_EQ(rp["acs"], "SV,RR,CR,UF");
+  EXPECT_EQ(rp["children"][0]["switch"], "sw0");
+  EXPECT_EQ(rp["children"][0]["children"][0]["children"][0]["name"], "gpu0");
+  EXPECT_EQ(rp["children"][0]["children"][0]["children"][0]["ats"], "enabled");
 }
 
 }  // namespace

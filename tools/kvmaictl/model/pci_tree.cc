@@ -125,6 +125,11 @@ PciDevice read_device(const TreeReader& sys, const std::string& bdf) {
     d.vgpu_type = opt_int(sys, rel + "/nvidia/current_vgpu_type");
   }
   d.boot_vga = read_line(sys, rel + "/boot_vga").value_or("0") == "1";
+  d.rdma_devices = sys.list(rel + "/infiniband");
+  d.local_cpulist = read_line(sys, rel + "/local_cpulist").value_or("");
+  if (const auto res = sys.read(rel + "/resource")) {
+    d.bars = parse_resource(*res);
+  }
   return d;
 }
 
@@ -234,6 +239,14 @@ bool PciDevice::is_gpu() const {
 bool PciDevice::is_nic() const {
   const auto c = class_and_subclass();
   return (c == 0x0200 || c == 0x0207) && !is_virtfn;
+}
+
+bool PciDevice::is_rdma_nic() const {
+  return is_nic() && (!rdma_devices.empty() || class_and_subclass() == 0x0207);
+}
+
+bool PciDevice::is_nvswitch() const {
+  return vendor == kNvidiaVendor && class_and_subclass() == 0x0680;
 }
 
 const PciDevice* PciTree::find(std::string_view bdf) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/sysfs.h"
+#include "model/pci_bars.h"
 #include "model/pci_config.h"
 
 namespace kvmai::kvmaictl {
@@ -82,6 +83,12 @@ struct PciDevice {
   std::vector<MigInstance> mig;
   bool boot_vga = false;
   Role role = Role::endpoint;
+  // RDMA devices the function's driver registered (infiniband/<name>, as
+  // mlx5_core, irdma and bnxt_re create): "mlx5_0". Empty for none, and
+  // for any function bound to vfio-pci.
+  std::vector<std::string> rdma_devices;
+  std::string local_cpulist;  // "0-55,112-167"; "" when sysfs has none
+  std::vector<Bar> bars;      // from `resource`; empty when unreadable
 
   std::uint16_t class_and_subclass() const { return static_cast<std::uint16_t>(class_code >> 8U); }
   bool is_bridge() const { return class_and_subclass() == 0x0604; }
@@ -92,6 +99,13 @@ struct PciDevice {
   bool is_gpu() const;
   // NICs: Ethernet (0x0200) and InfiniBand (0x0207) physical functions.
   bool is_nic() const;
+  // A NIC that carries GPU traffic: one with an RDMA device, or an
+  // InfiniBand controller (0x0207), which is one whatever it is bound to
+  // (vfio-pci hides the RDMA device). Other NICs are management NICs
+  // (ixgbe, virtio) that neither nvidia-smi nor NCCL pair GPUs with.
+  bool is_rdma_nic() const;
+  // NVIDIA's NVSwitch: a bridge of class "other" (0x0680) from NVIDIA.
+  bool is_nvswitch() const;
   bool is_pcie() const { return config.pcie.has_value(); }
   // Bound to vfio-pci or a vfio-pci variant driver (mlx5_vfio_pci, ...).
   bool bound_to_vfio() const {

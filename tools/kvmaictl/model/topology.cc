@@ -10,6 +10,8 @@ Topology::Topology(PciTree tree) : tree_(std::move(tree)) {
       gpus_.push_back({"gpu" + std::to_string(gpus_.size()), &d});
     } else if (d.is_nic()) {
       nics_.push_back({"nic" + std::to_string(nics_.size()), &d});
+    } else if (d.is_nvswitch()) {
+      nvswitches_.push_back({"nvswitch" + std::to_string(nvswitches_.size()), &d});
     }
   }
   // Switches in tree order: host bridges counted as switches by root bus,
@@ -85,7 +87,7 @@ const Named* Topology::named(std::string_view name) const {
 }
 
 std::string Topology::name_of(const PciDevice& d) const {
-  for (const auto* list : {&gpus_, &nics_}) {
+  for (const auto* list : {&gpus_, &nics_, &nvswitches_}) {
     for (const auto& n : *list) {
       if (n.dev->bdf == d.bdf) {
         return n.name;
@@ -93,6 +95,10 @@ std::string Topology::name_of(const PciDevice& d) const {
     }
   }
   return "";
+}
+
+std::string nic_kind(const PciDevice& d) {
+  return d.is_rdma_nic() ? "rdma" : "management";
 }
 
 std::string ats_state(const PciDevice& d) {

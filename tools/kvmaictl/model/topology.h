@@ -1,6 +1,6 @@
 // The GPU/NIC view of a PCI tree that topo prints and check judges:
-// named devices (gpu0.., nic0..), the switches, and every GPU/NIC pair's
-// path.
+// named devices (gpu0.., nic0.., nvswitch0..), the switches, and every
+// GPU/NIC pair's path.
 #pragma once
 
 #include <string>
@@ -43,6 +43,7 @@ class Topology {
   const PciTree& tree() const { return tree_; }
   const std::vector<Named>& gpus() const { return gpus_; }
   const std::vector<Named>& nics() const { return nics_; }
+  const std::vector<Named>& nvswitches() const { return nvswitches_; }
   const std::vector<Switch>& switches() const { return switches_; }
   const std::vector<Pair>& pairs() const { return pairs_; }
   // A switch's name from its key (upstream port BDF or expander root bus).
@@ -58,9 +59,13 @@ class Topology {
   PciTree tree_;
   std::vector<Named> gpus_;
   std::vector<Named> nics_;
+  std::vector<Named> nvswitches_;
   std::vector<Switch> switches_;
   std::vector<Pair> pairs_;
 };
+
+// A NIC's kind: "rdma" (PciDevice::is_rdma_nic) or "management".
+std::string nic_kind(const PciDevice& d);
 
 // "enabled", "disabled", "absent" or "unknown".
 std::string ats_state(const PciDevice& d);

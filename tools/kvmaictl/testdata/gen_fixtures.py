@@ -44,7 +44,7 @@ BAR_FLAGS = {
     "mem64pref": (IORESOURCE_MEM | IORESOURCE_MEM_64 | IORESOURCE_PREFETCH | IORESOURCE_SIZEALIGN
                   | 0xC),
 }
-KIB, MIB = 1 << 10, 1 << 20
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 
 
 def vtd_cap(sllps, fl1gp=False, caching_mode=False, mgaw=48):
@@ -150,6 +150,9 @@ class Host:
         self.hypervisor = False
         self.dmi = None
         self.etc = {}
+        # NUMA node -> its CPU list, for each function's local_cpulist
+        # (emit_topo_extras); none written when empty.
+        self.node_cpus = {}
 
     def root(self, bus, numa=-1, domain=0):
         r = Root(self, domain, bus, numa)
@@ -252,6 +255,33 @@ def resources(host):
     return out
 
 
+# Drivers that register an RDMA device (sysfs infiniband/<name> below the
+# PCI function) for each function they bind, and the name prefix they use.
+RDMA_DRIVERS = {"mlx5_core": "mlx5_", "irdma": "irdmap", "bnxt_en": "bnxt_re"}
+
+
+def rdma_devices(host):
+    """Dev -> the RDMA device its driver registers ("mlx5_0"), numbered per
+    prefix in BDF order, as the drivers probe them at boot."""
+    out, count = {}, {}
+    for d in sorted(host.devices, key=lambda x: x.bdf):
+        prefix = RDMA_DRIVERS.get(d.kw.get("driver"))
+        if prefix:
+            out[d] = prefix + str(count.get(prefix, 0))
+            count[prefix] = count.get(prefix, 0) + 1
+    return out
+
+
+def emit_topo_extras(host, d, p, rdma):
+    """What topo's matrix and device views read beyond the PCI basics: the
+    RDMA device below a function, and its CPUs (local_cpulist)."""
+    if d in rdma:
+        write(os.path.join(p, "infiniband", rdma[d], "node_type"), "1: CA\n")
+    numa = d.kw.get("numa", d.root.numa)
+    if numa in host.node_cpus:
+        write(os.path.join(p, "local_cpulist"), host.node_cpus[numa] + "\n")
+
+
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
@@ -280,6 +310,7 @@ def emit(host, out):
 
     drivers, group = set(), 0
     res = resources(host)
+    rdma = rdma_devices(host)
     for r in host.roots:
         write(os.path.join(sysd, "devices", r.name, "uevent"), "")
     for d in sorted(host.devices, key=lambda x: x.bdf):
@@ -292,6 +323,7 @@ def emit(host, out):
         if d in res:
             write(os.path.join(p, "resource"),
                   "".join("0x%016x 0x%016x 0x%016x\n" % line for line in res[d]))
+        emit_topo_extras(host, d, p, rdma)
         if kw.get("pcie", True):
             width = kw.get("max_width", 16)
 
@@ -302,9 +334,6 @@ def emit(host, out):
             write(os.path.join(p, "current_link_speed"),
                   speed_text(kw.get("cur_speed", kw.get("max_speed", "16.0"))))
             write(os.path.join(p, "current_link_width"), "%d\n" % kw.get("cur_width", width))
-        if kw.get("rdma"):
-            # The RDMA device the driver registers below the function.
-            write(os.path.join(p, "infiniband", kw["rdma"], "node_type"), "1: CA\n")
         if kw.get("sriov") is not None:
             write(os.path.join(p, "sriov_totalvfs"), "%d\n" % kw["sriov"][0])
             write(os.path.join(p, "sriov_numvfs"), "%d\n" % kw["sriov"][1])
@@ -522,7 +551,19 @@ def hgx(name="hgx", vfio=False):
                bars=[(0, 32 * MIB, "mem64pref")])
     bf_dsp.add(0x00, 1, MELLANOX, 0xA2DC, IB, driver=bf_driver, mps=256, mrrs=4096, ats=False,
                max_speed="32.0", sriov=(16, 0), bars=[(0, 32 * MIB, "mem64pref")])
+    hgx_topo_extras(h)
     return h
+
+
+def hgx_topo_extras(h):
+    """Two 56-core sockets with SMT (CPU lists as the kernel prints them),
+    and the H100's BARs: BAR0 16 MiB registers, BAR1 128 GiB of
+    framebuffer and BAR3 32 MiB, both 64-bit prefetchable."""
+    h.node_cpus = {0: "0-55,112-167", 1: "56-111,168-223"}
+    for d in h.devices:
+        if (d.vendor, d.device) == (NVIDIA, 0x2330) and "bars" not in d.kw:
+            d.kw["bars"] = [(0, 16 * MIB, "mem32"), (1, 128 * GIB, "mem64pref"),
+                            (3, 32 * MIB, "mem64pref")]
 
 
 def flat():
@@ -845,6 +886,7 @@ def tenant_planned():
                ("QEMU", "Standard PC (Q35 + ICH9, 2009)"))
     h.iommu, h.iommu_units, h.group_type = True, [("dmar0", *VTD_QEMU)], "DMA"
     h.hugepages = {"1048576kB": 0, "2048kB": 16384}
+    h.node_cpus = {0: "0-7", 1: "8-15"}  # -smp 16, sockets=2
     r0 = h.root(0x00, numa=0)
     r0.add(0x00, 0, *Q35_HOST, pcie=False, group=0)
     xml = ['<system version="1">\n']
@@ -865,8 +907,6 @@ def tenant_planned():
                           sec=bus + 3 + slot, driver="pcieport", group=group)
             kw = dict(kw, driver="nvidia" if vendor == NVIDIA else "mlx5_core", group=group,
                       mrrs=4096, relaxed_ordering=True)
-            if vendor == MELLANOX:
-                kw["rdma"] = "mlx5_%d" % (2 * i + slot - 2)
             ep = dsp.add(0x00, 0, vendor, device, cls, **kw)
             xml.append('      <pci busid="%s" class="0x%06x" vendor="0x%04x" device="0x%04x" '
                        'link_speed="32.0 GT/s PCIe" link_width="16"/>\n'
