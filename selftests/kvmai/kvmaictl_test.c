@@ -123,6 +123,28 @@ TEST_F(cli, topo_lists_new_vfs_with_their_pf)
 	EXPECT_EQ(NULL, strstr(self->out, want)) TH_LOG("a third VF");
 }
 
+/*
+ * A recording of the emulated host (check record) reads as the host
+ * itself: topo and check give the same answers from it as live.
+ */
+TEST_F(cli, a_recording_reads_as_the_machine)
+{
+	static const char *const cmds[] = { "-j topo", "-j topo matrix", "-j topo tree",
+					    "-j check" };
+
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out),
+			   "rm -rf /tmp/kvmai-rec && " KVMAICTL " check record /tmp/kvmai-rec"))
+		TH_LOG("%s", self->out);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out),
+				   KVMAICTL " %s > /tmp/kvmai-live.json; "
+				   KVMAICTL " %s --root /tmp/kvmai-rec > /tmp/kvmai-rec.json; "
+				   "diff /tmp/kvmai-live.json /tmp/kvmai-rec.json", cmds[i], cmds[i]))
+			TH_LOG("%s differs:\n%s", cmds[i], self->out);
+	}
+	kt_sh(self->out, sizeof(self->out), "rm -rf /tmp/kvmai-rec /tmp/kvmai-*.json");
+}
+
 TEST(without_module_group_add_fails_cleanly)
 {
 	char out[4096];

@@ -602,5 +602,74 @@ TEST(Snapshot, SysfsAloneReadsNoLiveProcfs) {
   EXPECT_THAT(p.err, HasSubstr("--procfs-root"));
 }
 
+// A temporary directory for a recording, removed after the test.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : dir_(std::filesystem::path(::testing::TempDir()) /
+             (name + "-" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(dir_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  TempDir(TempDir&&) = delete;
+  TempDir& operator=(TempDir&&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string str() const { return dir_.string(); }
+  const std::filesystem::path& path() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// Every fixture, recorded with check record, reads as the fixture: the
+// recording keeps every file topo, check and vm read.
+TEST(Record, EveryFixtureReadsTheSameFromItsRecording) {
+  for (const auto& entry : std::filesystem::directory_iterator(testdata(""))) {
+    if (!std::filesystem::exists(entry.path() / "sys/bus/pci/devices")) {
+      continue;
+    }
+    const std::string fixture = entry.path().filename().string();
+    const TempDir rec("kvmaictl-rec-" + fixture);
+    const auto r = run_cli({"check", "record", rec.str(), "--root", entry.path().string()});
+    ASSERT_EQ(r.rc, kExitOk) << fixture << ": " << r.err;
+    for (const Args& cmd : {Args{"-j", "topo"}, Args{"-j", "topo", "matrix"},
+                            Args{"-j", "topo", "tree"}, Args{"-j", "check"}}) {
+      Args live = cmd;
+      live.insert(live.end(), {"--root", entry.path().string()});
+      Args recorded = cmd;
+      recorded.insert(recorded.end(), {"--root", rec.str()});
+      if (fixture.starts_with("emulated")) {
+        live.emplace_back("--host-bridge-switches");
+        recorded.emplace_back("--host-bridge-switches");
+      }
+      EXPECT_EQ(run_cli(live).out, run_cli(recorded).out) << fixture << " " << cmd.back();
+    }
+  }
+}
+
+// What identifies the machine stays behind: DMI serial numbers and UUID.
+TEST(Record, LeavesSerialsBehind) {
+  const FixtureCopy copy("tenant-amd");
+  for (const char* f : {"product_serial", "product_uuid", "board_serial", "chassis_serial"}) {
+    copy.write(std::string("sys/devices/virtual/dmi/id/") + f, "SECRET-1234\n");
+  }
+  const TempDir rec("kvmaictl-rec-serials");
+  ASSERT_EQ(run_cli({"check", "record", rec.str(), "--root", copy.dir().string()}).rc, kExitOk);
+  EXPECT_TRUE(std::filesystem::exists(rec.path() / "sys/devices/virtual/dmi/id/sys_vendor"));
+  for (const auto& e : std::filesystem::recursive_directory_iterator(rec.path())) {
+    if (e.is_regular_file()) {
+      EXPECT_THAT(testing::read_text(e.path().string()), Not(HasSubstr("SECRET"))) << e.path();
+    }
+  }
+  // And it never writes into a directory that holds something.
+  const auto again = run_cli({"check", "record", rec.str(), "--root", copy.dir().string()});
+  EXPECT_EQ(again.rc, kExitFailed);
+  EXPECT_THAT(again.err, HasSubstr("not empty"));
+}
+
 }  // namespace
 }  // namespace kvmai::kvmaictl

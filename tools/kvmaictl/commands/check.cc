@@ -6,6 +6,7 @@
 #include <map>
 
 #include "check/checks.h"
+#include "check/record.h"
 #include "commands/commands.h"
 #include "commands/host.h"
 
@@ -97,6 +98,24 @@ void check_show(const Words& words, Context& ctx) {
   if (count[Status::fail] > 0) {
     throw OpError(std::to_string(count[Status::fail]) + " check(s) failed");
   }
+}
+
+void check_record(const Words& words, Context& ctx) {
+  const std::string dir = words.operand(0);
+  const auto sys = open_sysfs(ctx.opts);
+  const auto proc = open_procfs_if_given(ctx.opts);
+  const auto root = open_machine_root(ctx.opts);
+  RecordCount n;
+  try {
+    n = record_machine(*sys, proc.get(), root.get(), dir);
+  } catch (const std::exception& e) {
+    throw OpError(e.what());
+  }
+  Printer& out = ctx.out;
+  out.print_string("dir", dir, {"recorded in "});
+  out.print_uint("files", n.files, {": "});
+  out.print_uint("links", n.links, {" files, "});
+  out.text(" links; read it with kvmaictl --root " + dir + "\n");
 }
 
 }  // namespace kvmai::kvmaictl

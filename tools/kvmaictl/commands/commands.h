@@ -14,6 +14,7 @@ const std::vector<Object>& command_table();
 const Command& table_command(std::string_view object, std::string_view command);
 
 void check_show(const Words& words, Context& ctx);
+void check_record(const Words& words, Context& ctx);
 void counters_show(const Words& words, Context& ctx);
 void counters_add(const Words& words, Context& ctx);
 void counters_del(const Words& words, Context& ctx);

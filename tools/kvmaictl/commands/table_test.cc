@@ -26,6 +26,8 @@ using ::testing::StartsWith;
 const std::map<std::string, Args>& samples() {
   static const std::map<std::string, Args> s{
       {"check show", {"acs"}},
+      // Where nothing can be written: the walk must not leave recordings.
+      {"check record", {"/proc/kvmaictl-table-walk"}},
       {"counters show", {}},
       {"counters add", {"mock_bw", "package", "0"}},
       {"counters del", {"0b1f7a62-5c3e-4d8a-9e2b-7f6a1c0d3e45"}},
