@@ -25,14 +25,7 @@ using check_util::members;
 
 using Host = CheckInput;
 
-// What a finding about an unreadable capability tells the user: root
-// reads the whole config space, so "run as root" only when it is cut.
-std::string unreadable_fix(const std::vector<const PciDevice*>& devs) {
-  const bool cut = std::any_of(devs.begin(), devs.end(), [](const PciDevice* d) {
-    return check_util::config_cut_for_user(*d);
-  });
-  return cut ? "run kvmaictl as root" : "";
-}
+using check_util::unreadable_fix;
 
 // "1 VF", "2 VFs".
 std::string count_of(std::size_t n, const std::string& noun) {
@@ -633,40 +626,12 @@ CheckResult check_vf_bars(const Host& h) {
           ""};
 }
 
+// The kernel and drivers own Device Control: a write behind them is lost
+// at the next reset, and pci=pcie_bus_perf lowers MRRS to MPS.
 CheckResult check_mrrs(const Host& h) {
-  std::vector<std::string> low;
-  std::vector<std::string> absent;
-  std::vector<std::string> unknown;
-  std::vector<const PciDevice*> unknown_devs;
-  for (const auto* n : members(h.topo)) {
-    const auto& pcie = n->dev->config.pcie;
-    if (!pcie) {
-      if (check_util::pcie_absent(*n->dev)) {
-        absent.push_back(n->name);
-      } else {
-        unknown.push_back(n->name);
-        unknown_devs.push_back(n->dev);
-      }
-      continue;
-    }
-    if (pcie->max_read_request < kRecommendedMrrs) {
-      low.push_back(n->name + " " + std::to_string(pcie->max_read_request));
-    }
-  }
-  const std::string not_pcie =
-      absent.empty() ? "" : fmt::format(" ({} not PCIe)", list_some(absent));
-  if (!low.empty()) {
-    // The kernel and drivers own Device Control: a write behind them is
-    // lost at the next reset, and pci=pcie_bus_perf lowers MRRS to MPS.
-    return {"mrrs", Status::warn, "MaxReadReq below 4096: " + list_some(low) + not_pcie,
-            "set PCIe Max Read Request 4096 in firmware setup (and boot without "
-            "pci=pcie_bus_perf)"};
-  }
-  if (!unknown.empty()) {
-    return {"mrrs", Status::warn, "PCIe capability unreadable on " + list_some(unknown),
-            unreadable_fix(unknown_devs)};
-  }
-  return {"mrrs", Status::pass, "MaxReadReq 4096 on every PCIe GPU and NIC" + not_pcie, ""};
+  return check_util::mrrs_result(check_util::scan_mrrs(h.topo),
+                                 "set PCIe Max Read Request 4096 in firmware setup (and boot "
+                                 "without pci=pcie_bus_perf)");
 }
 
 CheckResult check_mps(const Host& h) {
@@ -775,16 +740,7 @@ NodePages device_node_pages(const Host& h) {
 }
 
 CheckResult check_hugepages(const Host& h) {
-  std::vector<std::string> have;
-  bool gig = false;
-  for (const auto& dir : h.sys.list("kernel/mm/hugepages")) {
-    const auto n = read_int(h.sys, "kernel/mm/hugepages/" + dir + "/nr_hugepages", 10);
-    if (n && *n > 0) {
-      const std::string size = dir.substr(dir.find('-') + 1);
-      have.push_back(std::to_string(*n) + " x " + size);
-      gig = gig || size == "1048576kB";
-    }
-  }
+  const auto [have, gig] = check_util::reserved_hugepages(h.sys);
   if (have.empty()) {
     return {"hugepages", Status::fail, "no huge pages reserved",
             "boot with default_hugepagesz=1G hugepagesz=1G hugepages=<N>"};
@@ -815,15 +771,7 @@ CheckResult check_hugepages(const Host& h) {
 }
 
 CheckResult check_numa(const Host& h) {
-  std::vector<std::string> unknown;
-  std::set<int> nodes;
-  for (const auto* n : members(h.topo)) {
-    if (n->dev->numa_node) {
-      nodes.insert(*n->dev->numa_node);
-    } else {
-      unknown.push_back(n->name);
-    }
-  }
+  const auto [unknown, nodes] = check_util::scan_numa(h.topo);
   if (!unknown.empty()) {
     return {"numa", Status::warn, "NUMA node unknown for " + list_some(unknown),
             "enable NUMA (ACPI SRAT) in firmware; on a one-socket host this is harmless"};
@@ -941,10 +889,10 @@ CheckResult check_kvmai(const Host& h) {
           ""};
 }
 
-using CheckFn = CheckResult (*)(const Host&);
+}  // namespace
 
-const std::vector<std::pair<std::string, CheckFn>>& table() {
-  static const std::vector<std::pair<std::string, CheckFn>> t{
+const CheckTable& host_checks() {
+  static const CheckTable t{
       {"iommu", check_iommu},
       {"iommu-pages", check_iommu_pages},
       {"acs", check_acs},
@@ -966,8 +914,6 @@ const std::vector<std::pair<std::string, CheckFn>>& table() {
   return t;
 }
 
-}  // namespace
-
 constexpr std::array<kvmai::Named<Status>, 4> kStatusNames{{
     {Status::pass, "pass"},
     {Status::warn, "warn"},
@@ -984,25 +930,21 @@ std::string fix_by_name(FixBy f) {
 }
 
 const std::vector<std::string>& check_ids(Place place) {
-  if (place == Place::guest) {
-    return guest_check_ids();
-  }
-  static const std::vector<std::string> ids = [] {
+  static const auto ids_of = [](const CheckTable& t) {
     std::vector<std::string> v;
-    for (const auto& [id, fn] : table()) {
+    for (const auto& [id, fn] : t) {
       v.push_back(id);
     }
     return v;
-  }();
-  return ids;
+  };
+  static const std::vector<std::string> host = ids_of(host_checks());
+  static const std::vector<std::string> guest = ids_of(guest_checks());
+  return place == Place::guest ? guest : host;
 }
 
 std::vector<CheckResult> run_checks(const CheckInput& in) {
-  if (in.machine.place == Place::guest) {
-    return run_guest_checks(in);
-  }
   std::vector<CheckResult> results;
-  for (const auto& [id, fn] : table()) {
+  for (const auto& [id, fn] : in.machine.place == Place::guest ? guest_checks() : host_checks()) {
     results.push_back(fn(in));
   }
   return results;
@@ -1038,6 +980,69 @@ std::vector<const Named*> members(const Topology& t) {
     v.push_back(&n);
   }
   return v;
+}
+
+std::string unreadable_fix(const std::vector<const PciDevice*>& devs) {
+  // Root reads the whole config space, so "run as root" only when cut.
+  const bool cut = std::any_of(devs.begin(), devs.end(),
+                               [](const PciDevice* d) { return config_cut_for_user(*d); });
+  return cut ? "run kvmaictl as root" : "";
+}
+
+HugePages reserved_hugepages(const TreeReader& sys) {
+  HugePages p;
+  for (const auto& dir : sys.list("kernel/mm/hugepages")) {
+    const auto n = read_int(sys, "kernel/mm/hugepages/" + dir + "/nr_hugepages", 10);
+    if (n && *n > 0) {
+      const std::string size = dir.substr(dir.find('-') + 1);
+      p.reserved.push_back(std::to_string(*n) + " x " + size);
+      p.one_g = p.one_g || size == "1048576kB";
+    }
+  }
+  return p;
+}
+
+NumaScan scan_numa(const Topology& t) {
+  NumaScan s;
+  for (const auto* n : members(t)) {
+    if (n->dev->numa_node) {
+      s.nodes.insert(*n->dev->numa_node);
+    } else {
+      s.unknown.push_back(n->name);
+    }
+  }
+  return s;
+}
+
+MrrsScan scan_mrrs(const Topology& t) {
+  MrrsScan s;
+  for (const auto* n : members(t)) {
+    const auto& pcie = n->dev->config.pcie;
+    if (!pcie) {
+      if (pcie_absent(*n->dev)) {
+        s.absent.push_back(n->name);
+      } else {
+        s.unknown.push_back(n->dev);
+        s.unknown_names.push_back(n->name);
+      }
+    } else if (pcie->max_read_request < kRecommendedMrrs) {
+      s.low.push_back(n->name + " " + std::to_string(pcie->max_read_request));
+    }
+  }
+  return s;
+}
+
+CheckResult mrrs_result(const MrrsScan& s, const std::string& low_fix) {
+  const std::string not_pcie =
+      s.absent.empty() ? "" : fmt::format(" ({} not PCIe)", list_some(s.absent));
+  if (!s.low.empty()) {
+    return {"mrrs", Status::warn, "MaxReadReq below 4096: " + list_some(s.low) + not_pcie, low_fix};
+  }
+  if (!s.unknown.empty()) {
+    return {"mrrs", Status::warn, "PCIe capability unreadable on " + list_some(s.unknown_names),
+            unreadable_fix(s.unknown)};
+  }
+  return {"mrrs", Status::pass, "MaxReadReq 4096 on every PCIe GPU and NIC" + not_pcie, ""};
 }
 
 bool pcie_absent(const PciDevice& d) {

@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "check/machine.h"
@@ -55,9 +56,12 @@ std::vector<CheckResult> run_checks(const TreeReader& sys, const TreeReader& pro
 // The ids run_checks reports at `place`, in order.
 const std::vector<std::string>& check_ids(Place place);
 
-// Guest checks (guest_checks.cc).
-std::vector<CheckResult> run_guest_checks(const CheckInput& in);
-const std::vector<std::string>& guest_check_ids();
+// The checks of one place, in order: the host's (checks.cc), the
+// guest's (guest_checks.cc).
+using CheckFn = CheckResult (*)(const CheckInput&);
+using CheckTable = std::vector<std::pair<std::string, CheckFn>>;
+const CheckTable& host_checks();
+const CheckTable& guest_checks();
 
 // Shared by the host and guest checks.
 namespace check_util {
@@ -70,6 +74,34 @@ std::vector<const Named*> members(const Topology& t);
 // config file was cut to the 64 bytes sysfs gives other users).
 bool pcie_absent(const PciDevice& d);
 bool config_cut_for_user(const PciDevice& d);
+// "run kvmaictl as root" when a config space was cut for a user, else "".
+std::string unreadable_fix(const std::vector<const PciDevice*>& devs);
+
+// MaxReadReq of every GPU and NIC, the same finding on hosts and guests;
+// only the advice differs.
+struct MrrsScan {
+  std::vector<std::string> low;     // "gpu0 512"
+  std::vector<std::string> absent;  // no PCIe capability
+  std::vector<const PciDevice*> unknown;
+  std::vector<std::string> unknown_names;
+};
+MrrsScan scan_mrrs(const Topology& t);
+// Reserved huge pages, "512 x 2048kB" per size with any, and whether 1G
+// pages are among them.
+struct HugePages {
+  std::vector<std::string> reserved;
+  bool one_g = false;
+};
+HugePages reserved_hugepages(const TreeReader& sys);
+// GPUs and NICs whose NUMA node the kernel does not know, and the nodes of
+// the others.
+struct NumaScan {
+  std::vector<std::string> unknown;
+  std::set<int> nodes;
+};
+NumaScan scan_numa(const Topology& t);
+// A MaxReadReq check result: `low_fix` for devices below 4096.
+CheckResult mrrs_result(const MrrsScan& s, const std::string& low_fix);
 }  // namespace check_util
 
 }  // namespace kvmai::kvmaictl

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/perf_pmus.h"
+#include "testing/hook.h"
 #include "testing/run.h"
 
 namespace kvmai::kvmaictl {
@@ -493,7 +494,7 @@ TEST(Check, UnknownCheckNameIsUsageError) {
   EXPECT_THAT(r.err, HasSubstr("did you mean \"hugepages\"?"));
 }
 
-std::map<std::string, CheckResult> guest_checks(const std::filesystem::path& dir) {
+std::map<std::string, CheckResult> guest_results(const std::filesystem::path& dir) {
   const FsReader sys(dir / "sys");
   const FsReader proc(dir / "proc");
   const FsReader root(dir);
@@ -535,8 +536,8 @@ TEST(GuestCheck, WhereItRuns) {
 // only the host can fix says so.
 TEST(GuestCheck, TenantGetsNoHostAdvice) {
   for (const char* fixture : {"tenant-intel", "tenant-amd"}) {
-    const auto m = guest_checks(testdata(fixture));
-    EXPECT_EQ(m.size(), guest_check_ids().size());
+    const auto m = guest_results(testdata(fixture));
+    EXPECT_EQ(m.size(), check_ids(Place::guest).size());
     for (const auto& [id, r] : m) {
       EXPECT_NE(r.status, Status::fail) << fixture << " " << id;
       EXPECT_THAT(r.fix, Not(HasSubstr("as root"))) << fixture << " " << id;
@@ -552,15 +553,15 @@ TEST(GuestCheck, TenantGetsNoHostAdvice) {
     EXPECT_EQ(m.at("mrrs").fix_by, FixBy::here) << fixture;
   }
   // The virtio NIC has no PCIe capability: absent, not unreadable.
-  EXPECT_THAT(guest_checks(testdata("tenant-intel")).at("mrrs").evidence,
+  EXPECT_THAT(guest_results(testdata("tenant-intel")).at("mrrs").evidence,
               HasSubstr("nic0 not PCIe"));
   // Two flat GPUs: NCCL needs the switches the host has.
-  EXPECT_EQ(guest_checks(testdata("tenant-amd")).at("switches").status, Status::warn);
+  EXPECT_EQ(guest_results(testdata("tenant-amd")).at("switches").status, Status::warn);
 }
 
 // The guest `vm plan` lays out passes every check.
 TEST(GuestCheck, PlannedGuestPasses) {
-  for (const auto& [id, r] : guest_checks(testdata("tenant-planned"))) {
+  for (const auto& [id, r] : guest_results(testdata("tenant-planned"))) {
     EXPECT_EQ(r.status, Status::pass) << id << ": " << r.evidence;
   }
 }
@@ -602,29 +603,6 @@ TEST(Snapshot, SysfsAloneReadsNoLiveProcfs) {
   EXPECT_THAT(p.err, HasSubstr("--procfs-root"));
 }
 
-// A temporary directory for a recording, removed after the test.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : dir_(std::filesystem::path(::testing::TempDir()) /
-             (name + "-" + std::to_string(getpid()))) {
-    std::filesystem::remove_all(dir_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  TempDir(TempDir&&) = delete;
-  TempDir& operator=(TempDir&&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-  std::string str() const { return dir_.string(); }
-  const std::filesystem::path& path() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
-};
-
 // Every fixture, recorded with check record, reads as the fixture: the
 // recording keeps every file topo, check and vm read.
 TEST(Record, EveryFixtureReadsTheSameFromItsRecording) {
@@ -633,15 +611,16 @@ TEST(Record, EveryFixtureReadsTheSameFromItsRecording) {
       continue;
     }
     const std::string fixture = entry.path().filename().string();
-    const TempDir rec("kvmaictl-rec-" + fixture);
-    const auto r = run_cli({"check", "record", rec.str(), "--root", entry.path().string()});
+    const testing::TempDir rec("rec-" + fixture);
+    const auto r =
+        run_cli({"check", "record", rec.path().string(), "--root", entry.path().string()});
     ASSERT_EQ(r.rc, kExitOk) << fixture << ": " << r.err;
     for (const Args& cmd : {Args{"-j", "topo"}, Args{"-j", "topo", "matrix"},
                             Args{"-j", "topo", "tree"}, Args{"-j", "check"}}) {
       Args live = cmd;
       live.insert(live.end(), {"--root", entry.path().string()});
       Args recorded = cmd;
-      recorded.insert(recorded.end(), {"--root", rec.str()});
+      recorded.insert(recorded.end(), {"--root", rec.path().string()});
       if (fixture.starts_with("emulated")) {
         live.emplace_back("--host-bridge-switches");
         recorded.emplace_back("--host-bridge-switches");
@@ -657,8 +636,9 @@ TEST(Record, LeavesSerialsBehind) {
   for (const char* f : {"product_serial", "product_uuid", "board_serial", "chassis_serial"}) {
     copy.write(std::string("sys/devices/virtual/dmi/id/") + f, "SECRET-1234\n");
   }
-  const TempDir rec("kvmaictl-rec-serials");
-  ASSERT_EQ(run_cli({"check", "record", rec.str(), "--root", copy.dir().string()}).rc, kExitOk);
+  const testing::TempDir rec("rec-serials");
+  ASSERT_EQ(run_cli({"check", "record", rec.path().string(), "--root", copy.dir().string()}).rc,
+            kExitOk);
   EXPECT_TRUE(std::filesystem::exists(rec.path() / "sys/devices/virtual/dmi/id/sys_vendor"));
   for (const auto& e : std::filesystem::recursive_directory_iterator(rec.path())) {
     if (e.is_regular_file()) {
@@ -666,7 +646,8 @@ TEST(Record, LeavesSerialsBehind) {
     }
   }
   // And it never writes into a directory that holds something.
-  const auto again = run_cli({"check", "record", rec.str(), "--root", copy.dir().string()});
+  const auto again =
+      run_cli({"check", "record", rec.path().string(), "--root", copy.dir().string()});
   EXPECT_EQ(again.rc, kExitFailed);
   EXPECT_THAT(again.err, HasSubstr("not empty"));
 }

@@ -15,7 +15,6 @@ namespace {
 using check_util::list_some;
 using check_util::members;
 
-constexpr int kRecommendedMrrs = 4096;
 // PCIe Device Control, Enable Relaxed Ordering (bit 4).
 constexpr unsigned kDevctlRelaxedOrdering = 1U << 4U;
 constexpr const char* kPlanFix =
@@ -35,13 +34,6 @@ bool has_p2p(const CheckInput& in) {
   return in.topo.gpus().size() >= 2 || (!in.topo.gpus().empty() && rdma);
 }
 
-std::string unreadable_fix(const std::vector<const PciDevice*>& devs) {
-  const bool cut = std::any_of(devs.begin(), devs.end(), [](const PciDevice* d) {
-    return check_util::config_cut_for_user(*d);
-  });
-  return cut ? "run kvmaictl as root" : "";
-}
-
 CheckResult guest_devices(const CheckInput& in) {
   std::vector<std::string> what;
   for (const auto* n : members(in.topo)) {
@@ -58,15 +50,7 @@ CheckResult guest_devices(const CheckInput& in) {
 }
 
 CheckResult guest_numa(const CheckInput& in) {
-  std::vector<std::string> unknown;
-  std::set<int> nodes;
-  for (const auto* n : members(in.topo)) {
-    if (n->dev->numa_node) {
-      nodes.insert(*n->dev->numa_node);
-    } else {
-      unknown.push_back(n->name);
-    }
-  }
+  const auto [unknown, nodes] = check_util::scan_numa(in.topo);
   if (!unknown.empty()) {
     return {"numa", Status::warn,
             "NUMA node unknown for " + list_some(unknown) +
@@ -137,35 +121,10 @@ CheckResult guest_link(const CheckInput& in) {
 }
 
 CheckResult guest_mrrs(const CheckInput& in) {
-  std::vector<std::string> low;
-  std::vector<std::string> absent;
-  std::vector<std::string> unknown;
-  std::vector<const PciDevice*> unknown_devs;
-  for (const auto* n : members(in.topo)) {
-    const auto& pcie = n->dev->config.pcie;
-    if (!pcie) {
-      if (check_util::pcie_absent(*n->dev)) {
-        absent.push_back(n->name);
-      } else {
-        unknown.push_back(n->name);
-        unknown_devs.push_back(n->dev);
-      }
-    } else if (pcie->max_read_request < kRecommendedMrrs) {
-      low.push_back(n->name + " " + std::to_string(pcie->max_read_request));
-    }
-  }
-  const std::string not_pcie =
-      absent.empty() ? "" : fmt::format(" ({} not PCIe)", list_some(absent));
-  if (!low.empty()) {
-    return {"mrrs", Status::warn, "MaxReadReq below 4096: " + list_some(low) + not_pcie,
-            "the guest owns its devices' Device Control: set Max_Read_Request_Size to 4096 "
-            "at boot, and again after a device reset"};
-  }
-  if (!unknown.empty()) {
-    return {"mrrs", Status::warn, "PCIe capability unreadable on " + list_some(unknown),
-            unreadable_fix(unknown_devs)};
-  }
-  return {"mrrs", Status::pass, "MaxReadReq 4096 on every PCIe GPU and NIC" + not_pcie, ""};
+  return check_util::mrrs_result(
+      check_util::scan_mrrs(in.topo),
+      "the guest owns its devices' Device Control: set Max_Read_Request_Size to 4096 at boot, "
+      "and again after a device reset");
 }
 
 CheckResult guest_relaxed_ordering(const CheckInput& in) {
@@ -195,13 +154,7 @@ CheckResult guest_relaxed_ordering(const CheckInput& in) {
 }
 
 CheckResult guest_hugepages(const CheckInput& in) {
-  std::vector<std::string> have;
-  for (const auto& dir : in.sys.list("kernel/mm/hugepages")) {
-    const auto n = read_int(in.sys, "kernel/mm/hugepages/" + dir + "/nr_hugepages", 10);
-    if (n && *n > 0) {
-      have.push_back(std::to_string(*n) + " x " + dir.substr(dir.find('-') + 1));
-    }
-  }
+  const auto have = check_util::reserved_hugepages(in.sys).reserved;
   if (have.empty()) {
     return {"hugepages", Status::warn,
             "no huge pages reserved: RDMA-registered buffers pin 4K pages, one IOTLB entry each",
@@ -296,10 +249,10 @@ CheckResult guest_nccl_topo(const CheckInput& in) {
           fmt::format("{} names {} PCI functions, all present", file, count), ""};
 }
 
-using GuestCheck = CheckResult (*)(const CheckInput&);
+}  // namespace
 
-const std::vector<std::pair<std::string, GuestCheck>>& table() {
-  static const std::vector<std::pair<std::string, GuestCheck>> t{
+const CheckTable& guest_checks() {
+  static const CheckTable t{
       {"devices", guest_devices},     {"numa", guest_numa},
       {"switches", guest_switches},   {"link", guest_link},
       {"mrrs", guest_mrrs},           {"relaxed-ordering", guest_relaxed_ordering},
@@ -307,27 +260,6 @@ const std::vector<std::pair<std::string, GuestCheck>>& table() {
       {"nccl-topo", guest_nccl_topo},
   };
   return t;
-}
-
-}  // namespace
-
-const std::vector<std::string>& guest_check_ids() {
-  static const std::vector<std::string> ids = [] {
-    std::vector<std::string> v;
-    for (const auto& [id, fn] : table()) {
-      v.push_back(id);
-    }
-    return v;
-  }();
-  return ids;
-}
-
-std::vector<CheckResult> run_guest_checks(const CheckInput& in) {
-  std::vector<CheckResult> results;
-  for (const auto& [id, fn] : table()) {
-    results.push_back(fn(in));
-  }
-  return results;
 }
 
 }  // namespace kvmai::kvmaictl
