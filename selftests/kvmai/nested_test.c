@@ -294,6 +294,21 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		}
 	}
 
+	/*
+	 * kvmaictl check in L2 knows it runs in a guest, and finds there what
+	 * the plan promised NCCL: every device on a NUMA node, and behind
+	 * switch ports rather than on the root bus.
+	 */
+	EXPECT_NE(NULL, strstr(l2, "\"place\":\"guest\""))
+		TH_LOG("L2's kvmaictl check does not know it is a guest:\n%.4000s", l2);
+	for (int i = 0; i < 2; i++) {
+		static const char *const ids[] = { "numa", "switches" };
+		char want[64];
+
+		snprintf(want, sizeof(want), "\"id\":\"%s\",\"status\":\"pass\"", ids[i]);
+		EXPECT_NE(NULL, strstr(l2, want)) TH_LOG("no %s in L2:\n%.4000s", want, l2);
+	}
+
 	/* topo prints what probe does after the JSON. */
 	nd = parse_probe(l2, devs, 64);
 	nl = parse_nccl(xml, leaves, 16);
