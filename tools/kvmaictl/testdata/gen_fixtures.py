@@ -850,7 +850,9 @@ def tenant_intel():
     """The cloud VM of issue 32: one H100 SXM (10de:2330) and a virtio-net
     NIC on the root bus of a Firecracker guest (no SMBIOS, no host bridge
     function) on an Emerald Rapids host. The NIC is a virtio-pci function
-    without a PCIe capability."""
+    without a PCIe capability. Seen there: NUMA node -1 and link width 0
+    for the GPU (NCCL 2.28 read both); the GPU's capability type is
+    modelled as QEMU sets it, not recorded."""
     h = tenant("tenant-intel", ("GenuineIntel", "INTEL(R) XEON(R) PLATINUM 8568Y+"), None)
     r0 = h.root(0x00)
     root_bus_gpu(r0, 0x02)
