@@ -9,6 +9,12 @@
  * given up: the port stays on the list, marked restore_pending, blocks any
  * new plan through it, and a work item retries every 200 ms until the saved
  * word is back (or the port itself is removed).
+ *
+ * Nothing here waits for a port's config access: kvmai_lock is taken under
+ * a device lock (the bus notifier at unbind), and AER recovery holds a
+ * port's config access while it takes the device locks below it.  The
+ * series' pci_acs_override() returns -EBUSY instead of waiting; enabling
+ * then fails, and a restore is left to the retries above.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,9 +48,10 @@ u16 kvmai_port_read(struct pci_dev *pdev)
 #ifdef KVMAI_HAVE_ACS_OVERRIDE
 /*
  * Through the PCI core: the change survives the kernel's reprogramming of
- * ACS after a reset, waits for a reset under way, is refused on ports whose
- * ACS a PCI quirk handles (-EOPNOTSUPP), and the core logs it.  Setting the
- * saved word drops the override, which restores the kernel's policy.
+ * ACS after a reset, is refused while a reset or error recovery blocks the
+ * port's config access (-EBUSY, without waiting) and on ports whose ACS a
+ * PCI quirk handles (-EOPNOTSUPP), and the core logs it.  Setting the saved
+ * word drops the override, which restores the kernel's policy.
  */
 static int kvmai_port_write(struct kvmai_port *port, u16 val, const char *group)
 {
@@ -142,6 +149,10 @@ struct kvmai_port *kvmai_port_get(struct pci_dev *pdev, u16 want, const char *gr
 			if (ret == -EOPNOTSUPP)
 				NL_SET_ERR_MSG_FMT(extack, "port %s: a PCI quirk handles its ACS",
 						   pci_name(pdev));
+			else if (ret == -EBUSY)
+				NL_SET_ERR_MSG_FMT(extack,
+						   "port %s: ACS change refused (%d): it is being reset, try again",
+						   pci_name(pdev), ret);
 			else
 				NL_SET_ERR_MSG_FMT(extack, "port %s: ACS change refused (%d)",
 						   pci_name(pdev), ret);

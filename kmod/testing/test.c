@@ -223,3 +223,116 @@ static const struct kernel_param_ops hold_cfg_access_ops = {
 };
 module_param_cb(hold_cfg_access, &hold_cfg_access_ops, NULL, 0200);
 MODULE_PARM_DESC(hold_cfg_access, "test only: \"BDF MS\" blocks config access as a reset does");
+
+/*
+ * "PORT EP MS": a stand-in for AER recovery below PORT, which locks the
+ * port and then each device below it, as __pci_bus_lock() does with
+ * pci_dev_lock(): PORT's device lock and config access first, then, from
+ * the work item, EP's device lock.  The stand-in first waits (up to MS
+ * milliseconds) until someone holds EP's device lock or EP has lost its
+ * driver, so that an unbind of EP started meanwhile is inside its notifiers
+ * when the stand-in asks, then tries for MS milliseconds more.  Never a
+ * blocking wait: if the unbind waits for PORT, the stand-in gives up,
+ * which releases PORT, and says so.  Reading gives the last outcome:
+ * "running", "locked" (EP's lock was taken, and "after waiting" when it
+ * was seen held first) or "timeout" (EP's lock holder never let go).
+ */
+struct kvmai_test_recovery {
+	struct work_struct work;
+	struct completion held;
+	struct pci_dev *port, *ep;
+	unsigned int ms;
+};
+
+static const char *kvmai_test_recovery_result = "none";
+
+static bool kvmai_test_trylock_for(struct device *dev, unsigned int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	do {
+		if (device_trylock(dev))
+			return true;
+		msleep(20);
+	} while (time_before(jiffies, end));
+	return false;
+}
+
+static void kvmai_test_recovery_fn(struct work_struct *work)
+{
+	struct kvmai_test_recovery *r = container_of(work, struct kvmai_test_recovery, work);
+	unsigned long end = jiffies + msecs_to_jiffies(r->ms);
+	bool seen = false;
+
+	pci_dev_lock(r->port);
+	complete(&r->held);
+	while (time_before(jiffies, end) && READ_ONCE(r->ep->dev.driver)) {
+		if (mutex_is_locked(&r->ep->dev.mutex)) {
+			seen = true;
+			break;
+		}
+		usleep_range(500, 1000);
+	}
+	if (kvmai_test_trylock_for(&r->ep->dev, r->ms)) {
+		kvmai_test_recovery_result = seen ? "locked after waiting" : "locked";
+		device_unlock(&r->ep->dev);
+	} else {
+		kvmai_test_recovery_result = "timeout";
+		pci_warn(r->ep, "kvmai: test: device lock still held after %u ms, port %s locked meanwhile\n",
+			 r->ms, pci_name(r->port));
+	}
+	pci_dev_unlock(r->port);
+	pci_dev_put(r->ep);
+	pci_dev_put(r->port);
+	kfree(r);
+	atomic_dec(&kvmai_test_holds);
+}
+
+static struct pci_dev *kvmai_test_pci_dev(const char *name)
+{
+	struct device *dev = bus_find_device_by_name(&pci_bus_type, NULL, name);
+
+	return dev ? to_pci_dev(dev) : NULL;	/* the reference goes with it */
+}
+
+static int recovery_lock_set(const char *val, const struct kernel_param *kp)
+{
+	struct kvmai_test_recovery *r;
+	char port[16], ep[16];
+	unsigned int ms;
+
+	if (sscanf(val, "%15s %15s %u", port, ep, &ms) != 3 || ms > 10000)
+		return -EINVAL;
+	r = kzalloc_obj(*r);
+	if (!r)
+		return -ENOMEM;
+	r->port = kvmai_test_pci_dev(port);
+	r->ep = kvmai_test_pci_dev(ep);
+	if (!r->port || !r->ep) {
+		pci_dev_put(r->port);
+		pci_dev_put(r->ep);
+		kfree(r);
+		return -ENODEV;
+	}
+	r->ms = ms;
+	init_completion(&r->held);
+	INIT_WORK(&r->work, kvmai_test_recovery_fn);
+	kvmai_test_recovery_result = "running";
+	atomic_inc(&kvmai_test_holds);
+	schedule_work(&r->work);
+	wait_for_completion(&r->held);
+	return 0;
+}
+
+static int recovery_lock_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", kvmai_test_recovery_result);
+}
+
+static const struct kernel_param_ops recovery_lock_ops = {
+	.set = recovery_lock_set,
+	.get = recovery_lock_get,
+};
+module_param_cb(recovery_lock, &recovery_lock_ops, NULL, 0600);
+MODULE_PARM_DESC(recovery_lock,
+		 "test only: \"PORT EP MS\" locks PORT, then tries EP's device lock, as AER recovery does");

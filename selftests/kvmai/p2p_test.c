@@ -505,17 +505,19 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 }
 
 /*
- * With the series, a change to a port whose config access is blocked (a
- * reset under way, or any other holder of pci_cfg_access_lock()) waits
- * for the block to end: enabling neither fails nor races the reset, and
- * a restore is not left pending.  The test-only build blocks the port
- * for a second from a work item.
+ * With the series, kvmai never waits for a port whose config access is
+ * blocked (a reset under way, error recovery, any other holder of
+ * pci_cfg_access_lock()): enabling a group through it fails with EBUSY
+ * and changes nothing, and a restore is left pending and retried until
+ * the block ends.  The test-only build blocks the port for a second from
+ * a work item.
  */
-TEST_F(p2p, changes_wait_for_a_blocked_port)
+TEST_F(p2p, changes_to_a_blocked_port_are_refused_or_retried)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
 	const char *p = kt_dev_port("nic0");
 	char arg[64];
+	int i, ret;
 
 	if (!(module_features(self) & KVMAI_FEATURE_ACS_OVERRIDE))
 		SKIP(return, "kernel without pci_acs_override() (patches/0001)");
@@ -525,15 +527,90 @@ TEST_F(p2p, changes_wait_for_a_blocked_port)
 	ASSERT_EQ(0, make_group(self, "gw", KVMAI_MODE_TRANSLATED, m, 2));
 
 	ASSERT_EQ(0, set_param("hold_cfg_access", arg));
-	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED))
-		TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED));
+	test_ext_has(p);
+	test_ext_has("being reset");
+	EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+	EXPECT_EQ(0, restore_pending(self));
+	/* Once the block ends, the same request succeeds. */
+	for (i = 0; i < 30; i++) {
+		ret = req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_ENABLED);
+		if (ret != -EBUSY)
+			break;
+		usleep(100 * 1000);
+	}
+	EXPECT_EQ(0, ret) TH_LOG("%s", self->nl.ext);
 	EXPECT_EQ(kt_acs_word(&self->before, p) | PCI_ACS_DT, kt_acs_now(p));
 
 	ASSERT_EQ(0, set_param("hold_cfg_access", arg));
 	EXPECT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gw", NULL, 0, KVMAI_STATE_DISABLED));
+	EXPECT_EQ(1, restore_pending(self));
+	EXPECT_EQ(kt_acs_word(&self->before, p) | PCI_ACS_DT, kt_acs_now(p));
+	for (i = 0; i < 30 && restore_pending(self) > 0; i++)
+		usleep(100 * 1000);
 	EXPECT_EQ(0, restore_pending(self));
 	EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p));
 	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+}
+
+/*
+ * AER recovery below a port locks the port (device lock, then config
+ * access: pci_dev_lock()) and then each device below it; unbinding a
+ * member holds the member's device lock while kvmai restores the port.
+ * A restore that waited for the port's config access would wait for the
+ * recovery, which waits for the member: neither would ever go on, and
+ * lockdep does not see config access.  The test-only build's stand-in for
+ * the recovery locks the port, waits until the unbind holds the member,
+ * then tries for 3 s to take the member's device lock: it must get it, the
+ * unbind must end, and the port's word must come back once the stand-in
+ * lets go of the port.
+ */
+TEST_F(p2p, unbind_during_port_error_recovery)
+{
+	static const char *const m[] = { "gpu0", "nic0" };
+	const char *p = kt_dev_port("nic0");
+	char arg[64], res[64] = "";
+	int status, i;
+	pid_t pid;
+
+	if (access("/sys/module/kvmai/parameters/recovery_lock", F_OK))
+		SKIP(return, "kvmai built without KVMAI_TEST");
+	ASSERT_EQ(0, make_group(self, "ge", KVMAI_MODE_TRANSLATED, m, 2));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "ge", NULL, 0, KVMAI_STATE_ENABLED));
+	ASSERT_NE(kt_acs_word(&self->before, p), kt_acs_now(p));
+
+	snprintf(arg, sizeof(arg), "%s %s 3000", p, kt_dev_bdf("nic0"));
+	ASSERT_EQ(0, set_param("recovery_lock", arg));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(_test_cmd_pci_bind(kt_dev_bdf("nic0"), "") ? 1 : 0);
+	/* The stand-in gives up after 6 s at most, releasing the port. */
+	for (i = 0; i < 100; i++) {
+		kt_file_read("/sys/module/kvmai/parameters/recovery_lock", res, sizeof(res));
+		res[strcspn(res, "\n")] = 0;
+		if (strncmp(res, "running", 7))
+			break;
+		usleep(100 * 1000);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("unbinding %s failed", kt_dev_bdf("nic0"));
+	EXPECT_EQ(0, strncmp(res, "locked", 6))
+		TH_LOG("recovery stand-in on %s: %s, not locked: the unbind of %s kept its device lock",
+		       p, res, kt_dev_bdf("nic0"));
+	/* "locked after waiting": the unbind held the member first, as wanted. */
+	TH_LOG("recovery stand-in: %s", res);
+
+	/* The restore the port refused meanwhile is retried every 200 ms. */
+	for (i = 0; i < 50 && restore_pending(self) > 0; i++)
+		usleep(100 * 1000);
+	EXPECT_EQ(0, restore_pending(self));
+	EXPECT_EQ(kt_acs_word(&self->before, p), kt_acs_now(p));
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu0"), kt_dev_acs_now("gpu0"));
+	ASSERT_EQ(0, get_group(self, "ge"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	test_cmd_pci_bind(kt_dev_bdf("nic0"), "vfio-pci");
 }
 
 TEST_F(p2p, rmmod_while_enabled_restores)
