@@ -164,7 +164,15 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
     set_link(e, link_of(host, *m.host));
   }
   // No <?xml ...?>: NCCL's own parser (src/graph/xml.cc) stops at the "?".
-  return doc.str(false);
+  // pugixml ends an empty element with " />"; NCCL reads that space as one
+  // more attribute, with an empty name.  Every element here has attributes,
+  // so each empty one ends in a quote, and a quote inside a value is
+  // written as &quot;: `" />` occurs at element ends only.
+  std::string text = doc.str(false);
+  for (std::size_t i = text.find("\" />"); i != std::string::npos; i = text.find("\" />", i)) {
+    text.erase(i + 1, 1);
+  }
+  return text;
 }
 
 }  // namespace kvmai::kvmaictl
