@@ -90,6 +90,10 @@ PciDevice read_device(const TreeReader& sys, const std::string& bdf) {
   d.class_code = static_cast<std::uint32_t>(read_int(sys, rel + "/class", 16).value_or(0));
   d.vendor = static_cast<std::uint16_t>(read_int(sys, rel + "/vendor", 16).value_or(0));
   d.device = static_cast<std::uint16_t>(read_int(sys, rel + "/device", 16).value_or(0));
+  d.subsystem_vendor =
+      static_cast<std::uint16_t>(read_int(sys, rel + "/subsystem_vendor", 16).value_or(0));
+  d.subsystem_device =
+      static_cast<std::uint16_t>(read_int(sys, rel + "/subsystem_device", 16).value_or(0));
   if (const auto n = opt_int(sys, rel + "/numa_node"); n && *n >= 0) {
     d.numa_node = n;
   }

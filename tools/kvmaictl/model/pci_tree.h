@@ -60,6 +60,10 @@ struct PciDevice {
   std::uint32_t class_code = 0;      // 24 bits: class, subclass, prog-if
   std::uint16_t vendor = 0;
   std::uint16_t device = 0;
+  // The board's ids: a Broadcom PEX switch's say which level of its
+  // virtual hierarchy a port belongs to (NCCL flattens by them).
+  std::uint16_t subsystem_vendor = 0;
+  std::uint16_t subsystem_device = 0;
   std::optional<int> numa_node;  // nullopt when the kernel says -1
   std::optional<int> iommu_group;
   std::string iommu_group_type;  // "DMA", "DMA-FQ", "identity", ... or ""

@@ -318,6 +318,12 @@ def emit(host, out):
         write(os.path.join(p, "class"), "0x%06x\n" % d.cls)
         write(os.path.join(p, "vendor"), "0x%04x\n" % d.vendor)
         write(os.path.join(p, "device"), "0x%04x\n" % d.device)
+        # The board's ids; by default the chip vendor's, with device 0 (as
+        # Broadcom's PEX switch ports at the top level of their hierarchy,
+        # which NCCL's ncclTopoFlattenBcmSwitches tells by them).
+        sv, sd = kw.get("subsystem", (d.vendor, 0))
+        write(os.path.join(p, "subsystem_vendor"), "0x%04x\n" % sv)
+        write(os.path.join(p, "subsystem_device"), "0x%04x\n" % sd)
         write(os.path.join(p, "numa_node"), "%d\n" % kw.get("numa", d.root.numa))
         write(os.path.join(p, "config"), config_space(d, kw.get("config_size", host.config_size)))
         if d in res:

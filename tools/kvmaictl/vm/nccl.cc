@@ -41,6 +41,22 @@ Link link_of(const PciTree& host, const PciDevice& d) {
   return l;
 }
 
+// The host switch port's ids, where sysfs had them.  NCCL reads a <pci>
+// element's ids from its attributes before the guest's sysfs, and tells
+// the levels of a Broadcom PEX switch by them (ncclTopoFlattenBcmSwitches,
+// on vendor, device and subsystem ids together): QEMU's own ports would
+// hide the host's switch model from it.
+void set_ids(const xml::Element& e, const PciDevice& d) {
+  if (d.vendor == 0) {
+    return;
+  }
+  e.attr("vendor", to_hex(d.vendor, 4)).attr("device", to_hex(d.device, 4));
+  if (d.subsystem_vendor != 0) {
+    e.attr("subsystem_vendor", to_hex(d.subsystem_vendor, 4))
+        .attr("subsystem_device", to_hex(d.subsystem_device, 4));
+  }
+}
+
 // Left out when the host does not say, so that NCCL reads the guest.
 void set_link(const xml::Element& e, const Link& l) {
   if (!l.speed.empty()) {
@@ -150,6 +166,7 @@ std::string nccl_topology_xml(const VmPlan& plan, const PciTree& host) {
           element_of(i + 1 < m.up.size() ? m.up[i + 1] : nullptr, m).child("pci");
       e.attr("busid", b->guest_bdf).attr("class", to_hex(kBridgeClass, 6));
       if (const PciDevice* hb = host.find(b->host)) {
+        set_ids(e, *hb);
         set_link(e, link_of(host, *hb));
       }
       made.emplace(b, e);

@@ -2,6 +2,8 @@
 // NCCL's src/graph/xml.cc and topo.cc apply when they load NCCL_TOPO_FILE)
 // and must say what the plan says: each GPU and NIC once, by its guest bus
 // id, below the guest bridges of its plan chain, under its guest node.
+#include "vm/nccl.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <libxml/tree.h>
@@ -12,9 +14,12 @@
 #include <set>
 #include <sstream>
 
+#include "common/sysfs.h"
 #include "model/pci_tree.h"
+#include "model/topology.h"
 #include "testing/libxml2.h"
 #include "testing/run.h"
+#include "vm/plan.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -234,6 +239,60 @@ TEST(NcclTopo, LinksAreTheHosts) {
   const std::string text = run("nccl-topo", "hgx-vm", {"gpu0", "nic2"});
   EXPECT_THAT(text, HasSubstr("link_speed=\"32.0 GT/s PCIe\" link_width=\"16\""));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("2.5 GT/s")));
+}
+
+// NCCL knows a switch by the ids of its <pci> element, vendor, device and
+// subsystem vendor and device as one 64-bit number, and flattens the two
+// levels of a Broadcom PEX switch by them (ncclTopoFlattenBcmSwitches).
+// QEMU's ports have ids of their own (Red Hat's, TI's), so each mirrored
+// switch must carry the ids of the host port it stands for.
+TEST(NcclTopo, SwitchesCarryTheHostPortsIds) {
+  const FsReader sys(testdata("hgx-vm/sys"));
+  const Topology topo(PciTree::read(sys, {}));
+  PlanRequest req{.devices = {}, .vcpus = 16, .memory_mib = 65536, .hugepages = {}};
+  for (const auto& a : kEightGpus) {
+    if (a == "vcpus") {
+      break;
+    }
+    req.devices.push_back(a);
+  }
+  const VmPlan plan = plan_vm(topo, sys, req);
+  const std::string text = nccl_topology_xml(plan, topo.tree());
+  const auto doc = lx::Doc::parse(text);
+  std::map<std::string, const xmlNode*> switches;  // guest busid -> element
+  std::vector<const xmlNode*> todo = elements(xmlDocGetRootElement(doc.get()));
+  while (!todo.empty()) {
+    const xmlNode* n = todo.back();
+    todo.pop_back();
+    const auto kids = elements(n);
+    if (name(n) == "pci" && !kids.empty() && !lx::attr(n, "busid").starts_with("ffff:")) {
+      switches[lx::attr(n, "busid")] = n;
+    }
+    todo.insert(todo.end(), kids.begin(), kids.end());
+  }
+  auto id = [](const xmlNode* n) {
+    std::uint64_t v = 0;
+    for (const char* a : {"vendor", "device", "subsystem_vendor", "subsystem_device"}) {
+      v = (v << 16U) | std::stoull(lx::attr(n, a), nullptr, 16);
+    }
+    return v;
+  };
+  std::size_t seen = 0;
+  for (const auto& b : plan.bridges) {
+    const auto it = switches.find(b.guest_bdf);
+    if (b.guest_bdf.empty() || it == switches.end()) {
+      continue;
+    }
+    const PciDevice* h = topo.tree().find(b.host);
+    ASSERT_NE(h, nullptr) << b.host;
+    const std::uint64_t want = (std::uint64_t{h->vendor} << 48U) |
+                               (std::uint64_t{h->device} << 32U) |
+                               (std::uint64_t{h->subsystem_vendor} << 16U) | h->subsystem_device;
+    EXPECT_EQ(id(it->second), want) << b.guest_bdf << " stands for host " << b.host;
+    ++seen;
+  }
+  EXPECT_EQ(seen, switches.size()) << "a switch in the file that the plan does not mirror";
+  EXPECT_GE(seen, 4U);
 }
 
 TEST(NcclTopo, MatchesGolden) {
