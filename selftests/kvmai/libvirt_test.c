@@ -95,7 +95,7 @@ static int libvirtd_up(void)
 	return -1;
 }
 
-/* 2 MiB pages on each NUMA node for the planned domains' <hugepages/>. */
+/* 2 MiB pages on each NUMA node for the planned domains (hugepages /dev/hugepages). */
 #define HUGEPAGES "grep -q ' /dev/hugepages hugetlbfs' /proc/mounts || { mkdir -p /dev/hugepages && mount -t hugetlbfs none /dev/hugepages; } && for n in /sys/devices/system/node/node*; do echo 48 >$n/hugepages/hugepages-2048kB/nr_hugepages || exit 1; done"
 
 static int hugepages_up(void)
@@ -218,7 +218,8 @@ FIXTURE_TEARDOWN(libvirt)
 /*
  * Define @dom as `kvmaictl vm plan DEV... format libvirt group GROUP` lays
  * it out, with a name, and with @pmu (an element, or "") added to the
- * kvm-ai metadata the plan wrote.
+ * kvm-ai metadata the plan wrote.  Under SeaBIOS (firmware bios): the
+ * emulated host has no OVMF for libvirt to find.
  */
 static int define_planned(struct __test_metadata *_metadata, struct _test_data_libvirt *self,
 			  const char *dom, const char *devs, const char *group, const char *pmu)
@@ -230,7 +231,7 @@ static int define_planned(struct __test_metadata *_metadata, struct _test_data_l
 		 "sed -e 's|<domain type=\"kvm\">|&<name>%s</name>|' -e 's|</kvmai:vm>|%s&|' /tmp/%s.plan >/tmp/%s.xml",
 		 dom, pmu, dom, dom);
 	snprintf(cmd, sizeof(cmd),
-		 "%s vm plan %s vcpus 1 memory 64 format libvirt group %s >/tmp/%s.plan 2>&1 && %s && %s define /tmp/%s.xml 2>&1 || { cat /tmp/%s.plan; false; }",
+		 "%s vm plan %s vcpus 1 memory 64 hugepages /dev/hugepages firmware bios format libvirt group %s >/tmp/%s.plan 2>&1 && %s && %s define /tmp/%s.xml 2>&1 || { cat /tmp/%s.plan; false; }",
 		 KVMAICTL, devs, group, dom, sed, VIRSH, dom, dom);
 	rc = kt_run(cmd, self->out, sizeof(self->out));
 	if (rc)

@@ -207,6 +207,17 @@ void record_proc(Recorder& r) {
   if (const auto cpuinfo = r.read("cpuinfo")) {
     r.put("cpuinfo", first_processor(*cpuinfo));
   }
+  // The hugetlbfs mounts, whose page sizes vm plan reads; no other mount.
+  if (const auto mounts = r.read("mounts")) {
+    std::istringstream lines(*mounts);
+    std::string huge;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("hugetlbfs ")) {
+        huge += line + "\n";
+      }
+    }
+    r.put("mounts", huge);
+  }
   r.tree("driver/nvidia/gpus", 1);
   r.tree("driver/nvidia/capabilities", 5);
 }

@@ -196,20 +196,30 @@ const std::vector<Object>& command_table() {
        .commands =
            {{.name = "plan",
              .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
+                      "[ firmware { uefi | bios } ] [ mmio64 SIZE ] [ pin { node | vcpu | none } ] "
                       "[ format { qemu | json | libvirt } ] [ group NAME ]",
              .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
              .syntax = {.operands = {{"DEV", Count::some}},
                         .params = {{"vcpus", "N"},
                                    {"memory", "MIB"},
                                    {"hugepages", "DIR"},
+                                   {"firmware", "FIRMWARE"},
+                                   {"mmio64", "SIZE"},
+                                   {"pin", "PIN"},
                                    {"format", "FORMAT"},
                                    {"group", "NAME"}}},
              .run = vm_plan},
             {.name = "nccl-topo",
-             .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ]",
+             .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
+                      "[ firmware { uefi | bios } ] [ mmio64 SIZE ] [ pin { node | vcpu | none } ]",
              .summary = "NCCL's topology file (XML) for the guest vm plan lays out",
              .syntax = {.operands = {{"DEV", Count::some}},
-                        .params = {{"vcpus", "N"}, {"memory", "MIB"}, {"hugepages", "DIR"}}},
+                        .params = {{"vcpus", "N"},
+                                   {"memory", "MIB"},
+                                   {"hugepages", "DIR"},
+                                   {"firmware", "FIRMWARE"},
+                                   {"mmio64", "SIZE"},
+                                   {"pin", "PIN"}}},
              .run = vm_nccl_topo,
              .no_json = "it prints NCCL's XML topology file"}}},
   };

@@ -13,6 +13,7 @@
 #include "vm/libvirt.h"
 #include "vm/nccl.h"
 #include "vm/plan.h"
+#include "vm/platform.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -35,6 +36,21 @@ Request request_of(const Words& words) {
         static_cast<int>(number_of("memory", *v, 1, std::numeric_limits<int>::max()));
   }
   r.plan.hugepages = words.value("hugepages").value_or("");
+  if (const auto v = words.value("firmware")) {
+    if (*v != "uefi" && *v != "bios") {
+      throw UsageError(fmt::format("firmware is uefi or bios, not \"{}\"", *v));
+    }
+    r.plan.firmware = *v == "uefi" ? Firmware::uefi : Firmware::bios;
+  }
+  if (const auto v = words.value("mmio64")) {
+    r.plan.mmio64 = size_of("mmio64", *v);
+  }
+  if (const auto v = words.value("pin")) {
+    if (*v != "node" && *v != "vcpu" && *v != "none") {
+      throw UsageError(fmt::format("pin is node, vcpu or none, not \"{}\"", *v));
+    }
+    r.plan.pin = *v == "node" ? Pinning::node : *v == "vcpu" ? Pinning::vcpu : Pinning::none;
+  }
   if (const auto v = words.value("format")) {
     if (*v != "qemu" && *v != "json" && *v != "libvirt") {
       throw UsageError(fmt::format("format is qemu, json or libvirt, not \"{}\"", *v));
@@ -52,9 +68,10 @@ Request request_of(const Words& words) {
 void vm_nccl_topo(const Words& words, Context& ctx) {
   const Request r = request_of(words);
   const auto sys = open_sysfs(ctx.opts);
+  const auto proc = open_procfs_if_given(ctx.opts);
   const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
   // The same plan as `vm plan` with these words: the bus ids are its guest's.
-  ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan), topo.tree()));
+  ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan, proc.get()), topo.tree()));
 }
 
 void vm_plan(const Words& words, Context& ctx) {
@@ -64,8 +81,9 @@ void vm_plan(const Words& words, Context& ctx) {
     throw UsageError("group NAME goes with format libvirt (it is the domain's metadata)");
   }
   const auto sys = open_sysfs(ctx.opts);
+  const auto proc = open_procfs_if_given(ctx.opts);
   const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
-  const VmPlan p = plan_vm(topo, *sys, r.plan);
+  const VmPlan p = plan_vm(topo, *sys, r.plan, proc.get());
   // The hook would refuse the domain's start otherwise.
   if (!r.kvmai_group.empty() &&
       (p.devices.size() < kMinGroupMembers || p.devices.size() > kMaxGroupMembers)) {
@@ -120,11 +138,25 @@ void vm_plan(const Words& words, Context& ctx) {
                        {"guest_node", d.guest_node},
                        {"clique", d.clique ? Json(*d.clique) : Json()}});
   }
+  Json pins = Json::array();
+  for (const auto& v : p.vcpu_pins) {
+    pins.push_back({{"vcpu", v.vcpu}, {"cpus", v.cpus}});
+  }
   Json doc = {{"nodes", nodes},
               {"bridges", bridges},
               {"devices", devices},
               {"notes", p.notes},
               {"hugepages", p.hugepages.empty() ? Json() : Json(p.hugepages)},
+              {"hugepage_kib", p.hugepages.empty() ? Json() : Json(p.hugepage_kib)},
+              {"firmware", p.firmware == Firmware::uefi ? "uefi" : "bios"},
+              {"mmio64", {{"need", p.mmio64_need}, {"size", p.mmio64}}},
+              {"phys_bits", p.phys_bits ? Json(*p.phys_bits) : Json()},
+              {"pin", p.pin == Pinning::node   ? "node"
+                      : p.pin == Pinning::vcpu ? "vcpu"
+                                               : "none"},
+              {"vcpu_pins", pins},
+              {"emulator_cpus", p.emulator_cpus.empty() ? Json() : Json(p.emulator_cpus)},
+              {"vfio_backend", p.vfio_backend},
               {"qemu", qemu}};
   if (format == "libvirt") {
     // With -j the plan stays one JSON document; the domain XML is a string in it.

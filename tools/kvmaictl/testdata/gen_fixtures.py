@@ -147,6 +147,9 @@ class Host:
         # a hypervisor runs it; DMI's system vendor and product (None: no
         # SMBIOS, as in Firecracker); files of the machine's /etc.
         self.cpu = ("GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+")
+        # The CPU's physical address bits (Sapphire Rapids: 46), which a
+        # guest with host-phys-bits gets.
+        self.phys_bits = 46
         self.hypervisor = False
         self.dmi = None
         self.etc = {}
@@ -382,6 +385,8 @@ def emit(host, out):
         symlink(unit, os.path.join(sysd, "class/iommu", name))
     for size, n in host.hugepages.items():
         write(os.path.join(sysd, "kernel/mm/hugepages/hugepages-" + size, "nr_hugepages"), "%d\n" % n)
+    for node, cpus in sorted(host.node_cpus.items()):
+        write(os.path.join(sysd, "devices/system/node/node%d/cpulist" % node), cpus + "\n")
     for node, (nr, free) in sorted(host.node_hugepages.items()):
         d = os.path.join(sysd, "devices/system/node/node%d/hugepages/hugepages-1048576kB" % node)
         write(os.path.join(d, "nr_hugepages"), "%d\n" % nr)
@@ -399,8 +404,17 @@ def emit(host, out):
     vendor, model = host.cpu
     flags = "fpu vme de pse tsc msr pae mce cx8 apic sep" + (" hypervisor" if host.hypervisor else "")
     write(os.path.join(procd, "cpuinfo"), "".join(
-        "processor\t: %d\nvendor_id\t: %s\nmodel name\t: %s\nflags\t\t: %s\n\n"
-        % (cpu, vendor, model, flags) for cpu in range(2)))
+        "processor\t: %d\nvendor_id\t: %s\nmodel name\t: %s\nflags\t\t: %s\n"
+        "address sizes\t: %d bits physical, 57 bits virtual\n\n"
+        % (cpu, vendor, model, flags, host.phys_bits) for cpu in range(2)))
+    # systemd mounts /dev/hugepages (the default size); 1G pages reserved
+    # per node get a mount of their own, as the admin guide says.
+    mounts = ["sysfs /sys sysfs rw,nosuid,nodev,noexec,relatime 0 0",
+              "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
+              "hugetlbfs /dev/hugepages hugetlbfs rw,nosuid,nodev,relatime,pagesize=2M 0 0"]
+    if host.node_hugepages:
+        mounts.append("hugetlbfs /dev/hugepages1G hugetlbfs rw,relatime,pagesize=1024M 0 0")
+    write(os.path.join(procd, "mounts"), "".join(m + "\n" for m in mounts))
     if host.dmi:
         for key, value in zip(("sys_vendor", "product_name"), host.dmi):
             write(os.path.join(sysd, "devices/virtual/dmi/id", key), value + "\n")
@@ -648,6 +662,7 @@ def iommu_off():
     kernel. Also no hugepages, no vfio."""
     h = Host("iommu-off", iommu=False)
     h.cpu = ("AuthenticAMD", "AMD EPYC 9654 96-Core Processor")
+    h.phys_bits = 52  # Genoa: 52 bits physical (48 with SME on)
     h.cmdline = "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro"
     h.modules = ["kvm_amd", "kvm"]
     h.module_params = {}

@@ -7,6 +7,7 @@
 
 #include "cli/print.h"
 #include "model/pci_tree.h"
+#include "vm/platform.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -80,17 +81,17 @@ void vcpus_and_numa(const xml::Element& domain, const VmPlan& plan) {
   domain.text_child("vcpu", std::to_string(vcpus));
 
   // Guest vCPUs are numbered node by node, as in the <numa> cells below.
-  const bool pinned = std::all_of(plan.nodes.begin(), plan.nodes.end(),
-                                  [](const GuestNode& n) { return !n.host_cpus.empty(); });
-  if (pinned) {
+  if (!plan.vcpu_pins.empty()) {
     const xml::Element cputune = domain.child("cputune");
-    int cpu = 0;
-    for (const auto& n : plan.nodes) {
-      for (int i = 0; i < n.vcpus; ++i) {
-        cputune.child("vcpupin").attr("vcpu", cpu++).attr("cpuset", n.host_cpus);
-      }
+    for (const auto& pin : plan.vcpu_pins) {
+      cputune.child("vcpupin").attr("vcpu", pin.vcpu).attr("cpuset", pin.cpus);
     }
-  } else {
+    if (!plan.emulator_cpus.empty()) {
+      // QEMU's main loop and I/O threads: on the nodes' CPUs, off the
+      // vCPUs' own when those are pinned 1:1.
+      cputune.child("emulatorpin").attr("cpuset", plan.emulator_cpus);
+    }
+  } else if (plan.pin != Pinning::none) {
     // A partial pinning would leave some vCPUs free to run anywhere while
     // their node's memory stays bound: no pinning rather than half of one.
     domain.comment(
@@ -113,16 +114,41 @@ void vcpus_and_numa(const xml::Element& domain, const VmPlan& plan) {
 
   // Huge pages cut the IOMMU's page-table walks for the devices' DMA; they
   // must be reserved on each host node first (kvmaictl check hugepages).
-  const xml::Element backing = domain.child("memoryBacking");
-  backing.comment(
-      comment_text("huge pages of the default size, reserved on each host node in "
-                   "<numatune> before the domain starts"));
-  backing.child("hugepages");
+  // libvirt picks the hugetlbfs mount of the page size itself.
+  if (!plan.hugepages.empty()) {
+    const xml::Element backing = domain.child("memoryBacking");
+    backing.comment(comment_text("pages of " + plan.hugepages +
+                                 ", reserved on each host node in <numatune> before the "
+                                 "domain starts"));
+    backing.child("hugepages")
+        .child("page")
+        .attr("size", static_cast<long>(plan.hugepage_kib))
+        .attr("unit", "KiB");
+  }
 
   // q35: pcie-expander-bus and the PCIe ports exist on it only.
-  domain.child("os").text_child("type", "hvm").attr("arch", "x86_64").attr("machine", "q35");
+  const xml::Element os = domain.child("os");
+  if (plan.firmware == Firmware::uefi) {
+    // libvirt picks an OVMF build through the firmware descriptors.
+    os.attr("firmware", "efi");
+  }
+  os.text_child("type", "hvm").attr("arch", "x86_64").attr("machine", "q35");
+  const xml::Element features = domain.child("features");
+  // Without <acpi/> libvirt starts q35 with ACPI off: no SRAT (NUMA), no
+  // DMAR (the vIOMMU), no MCFG, no description of the expanders' root
+  // buses, whose devices the guest would then not find.
+  features.child("acpi");
   // The split irqchip: the intel IOMMU's interrupt remapping needs it.
-  domain.child("features").child("ioapic").attr("driver", "qemu");
+  features.child("ioapic").attr("driver", "qemu");
+  if (plan.firmware == Firmware::uefi) {
+    // OVMF's 64-bit MMIO window, in MiB, through fw_cfg (libvirt 6.5+).
+    const xml::Element sysinfo = domain.child("sysinfo");
+    sysinfo.attr("type", "fwcfg");
+    sysinfo.comment(comment_text("the devices' 64-bit BARs take " + size_text(plan.mmio64_need) +
+                                 "; the window is " + size_text(plan.mmio64)));
+    sysinfo.text_child("entry", std::to_string(plan.mmio64 >> 20U))
+        .attr("name", std::string(kOvmfMmio64Key));
+  }
 
   const xml::Element cpu_el = domain.child("cpu");
   cpu_el.attr("mode", "host-passthrough");
@@ -179,11 +205,15 @@ void hostdevs(const xml::Element& devices, const VmPlan& plan,
   devices.comment(
       comment_text("managed=\"no\": kvmaictl plans only devices bound to vfio-pci already, "
                    "and libvirt must not rebind them"));
+  devices.comment(comment_text("VFIO backend " + plan.vfio_backend +
+                               " (no iommufd): QEMU's iommufd backend does not map peer BARs, "
+                               "so the devices could not reach each other"));
   for (const auto& d : plan.devices) {
     const xml::Element h = devices.child("hostdev");
     h.attr("mode", "subsystem").attr("type", "pci").attr("managed", "no");
     h.comment(comment_text(d.name + ": guest " + d.guest_bdf + ", guest node " +
                            std::to_string(d.guest_node)));
+    h.child("driver").attr("name", "vfio");
     host_address(h.child("source"), d.host_bdf);
     h.child("alias").attr("name", libvirt_alias(d));
     pci_address(h, index.at(d.bus), d.slot, d.function, d.multifunction);

@@ -2,7 +2,8 @@
 //
 // A <domain type="kvm"> holding what the plan decides and nothing else: the
 // vCPUs and their pinning, the guest NUMA cells bound to their host nodes
-// on huge pages, the q35 machine, host-passthrough CPU with the host's
+// (on huge pages when asked), the q35 machine with ACPI, its firmware and
+// 64-bit MMIO window (vm/platform.h), host-passthrough CPU with the host's
 // physical address bits, the split irqchip and the intel IOMMU, the PCI
 // controllers that mirror the host's tree, and the hostdevs on them.  A
 // user adds <name> (and disks, NICs, consoles...) or merges the elements

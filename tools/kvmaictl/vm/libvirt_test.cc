@@ -23,6 +23,7 @@
 #include "cli/print.h"
 #include "testing/libxml2.h"
 #include "testing/run.h"
+#include "vm/platform.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -292,8 +293,37 @@ TEST_P(LibvirtPlan, MirrorsThePlan) {
   }
   EXPECT_EQ(num(content(kid(domain, "vcpu"))), cpu);
   EXPECT_EQ(num(content(kid(domain, "memory"))), memory);
-  // The fixtures have no node cpulists: no pinning at all.
-  EXPECT_EQ(kid(domain, "cputune"), nullptr);
+  // The plan's pins (by node where sysfs has the nodes' cpulists), and
+  // QEMU's own threads on those nodes.
+  const xmlNode* cputune = kid(domain, "cputune");
+  if (plan["vcpu_pins"].empty()) {
+    EXPECT_EQ(cputune, nullptr);
+  } else {
+    ASSERT_NE(cputune, nullptr);
+    const auto pins = kids(cputune, "vcpupin");
+    ASSERT_EQ(pins.size(), plan["vcpu_pins"].size());
+    for (std::size_t i = 0; i < pins.size(); ++i) {
+      EXPECT_EQ(num(attr(pins[i], "vcpu")), plan["vcpu_pins"][i]["vcpu"]);
+      EXPECT_EQ(attr(pins[i], "cpuset"), plan["vcpu_pins"][i]["cpus"]);
+    }
+    EXPECT_EQ(attr(kid(cputune, "emulatorpin"), "cpuset"), plan["emulator_cpus"]);
+  }
+
+  // A q35 that boots as planned: ACPI on (libvirt turns it off when
+  // <acpi/> is missing), OVMF with the plan's window, no huge pages unless
+  // asked, each hostdev through the VFIO container.
+  ASSERT_NE(kid(domain, "features"), nullptr);
+  EXPECT_NE(kid(kid(domain, "features"), "acpi"), nullptr);
+  EXPECT_EQ(attr(kid(domain, "os"), "firmware"), "efi");
+  const xmlNode* entry = kid(kid(domain, "sysinfo"), "entry");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(attr(kid(domain, "sysinfo"), "type"), "fwcfg");
+  EXPECT_EQ(attr(entry, "name"), "opt/ovmf/X-PciMmio64Mb");
+  EXPECT_EQ(std::stoull(content(entry)), plan["mmio64"]["size"].get<std::uint64_t>() >> 20U);
+  EXPECT_EQ(kid(domain, "memoryBacking"), nullptr);
+  for (const xmlNode* h : hostdevs) {
+    EXPECT_EQ(attr(kid(h, "driver"), "name"), "vfio");
+  }
 
   // The plan's notes, as comments.
   const auto said = comments(domain);
@@ -391,6 +421,7 @@ VmPlan two_node_plan() {
 // parents first and expanders by busNr.
 TEST(Libvirt, PinsEachVcpuToItsNodesCpus) {
   VmPlan p = two_node_plan();
+  pin_threads(p);
   EXPECT_EQ(libvirt_controller_indexes(p),
             (std::map<std::string, int>{{"pxb0", 1}, {"rp0", 2}, {"pxb1", 3}, {"rp1", 4}}));
 
@@ -403,11 +434,44 @@ TEST(Libvirt, PinsEachVcpuToItsNodesCpus) {
   }
   EXPECT_EQ(pins, (std::vector<std::pair<std::string, std::string>>{
                       {"0", "0-3"}, {"1", "0-3"}, {"2", "8-11,24"}, {"3", "8-11,24"}}));
+  // QEMU's own threads on the same nodes.
+  EXPECT_EQ(attr(kid(cputune, "emulatorpin"), "cpuset"), "0-3,8-11,24");
   EXPECT_EQ(attr(kid(kid(doc.root().get(), "numatune"), "memory"), "nodeset"), "0,2");
   EXPECT_TRUE(valid_domain(completed(libvirt_xml(p)), "pinned"));
 
   p.nodes[1].host_cpus.clear();
+  pin_threads(p);
   EXPECT_EQ(kid(lx::Doc::parse(libvirt_xml(p)).root().get(), "cputune"), nullptr);
+}
+
+// 1:1: each vCPU on a host CPU of its own, in the node's cpulist order;
+// QEMU's threads on the nodes' CPUs the vCPUs leave.
+TEST(Libvirt, PinsVcpusOneToOne) {
+  VmPlan p = two_node_plan();
+  p.pin = Pinning::vcpu;
+  pin_threads(p);
+  const lx::Doc doc = lx::Doc::parse(libvirt_xml(p));
+  const xmlNode* cputune = kid(doc.root().get(), "cputune");
+  ASSERT_NE(cputune, nullptr);
+  std::vector<std::string> cpus;
+  for (const xmlNode* pin : kids(cputune, "vcpupin")) {
+    cpus.push_back(attr(pin, "cpuset"));
+  }
+  EXPECT_EQ(cpus, (std::vector<std::string>{"0", "1", "8", "9"}));
+  EXPECT_EQ(attr(kid(cputune, "emulatorpin"), "cpuset"), "2-3,10-11,24");
+  EXPECT_TRUE(valid_domain(completed(libvirt_xml(p)), "one-to-one"));
+
+  // Two vCPUs and QEMU do not fit on two host CPUs.
+  p.nodes[0].host_cpus = "4-5";
+  EXPECT_THAT([&] { pin_threads(p); },
+              ::testing::ThrowsMessage<OpError>(HasSubstr("host node 0 has 2 CPUs for 2 vCPUs")));
+
+  // No pinning asked for: none, and no comment that the CPUs are unknown.
+  p.pin = Pinning::none;
+  pin_threads(p);
+  const lx::Doc free = lx::Doc::parse(libvirt_xml(p));
+  EXPECT_EQ(kid(free.root().get(), "cputune"), nullptr);
+  EXPECT_THAT(comments(free.root().get()), ::testing::Each(::testing::Not(HasSubstr("cputune"))));
 }
 
 // A note holding what an XML comment cannot ("--", a final "-") still

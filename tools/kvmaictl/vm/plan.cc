@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <map>
 #include <set>
 
 #include "cli/errors.h"
 #include "cli/print.h"
 #include "common/names.h"
+#include "vm/platform.h"
 
 namespace kvmai::kvmaictl {
 namespace {
@@ -114,9 +116,55 @@ void address(VmPlan& plan) {
   }
 }
 
+// Firmware, MMIO window, pinning and VFIO backend (vm/platform.h).
+void platform(VmPlan& plan, const PciTree& host, const PlanRequest& req, const TreeReader* proc) {
+  plan.firmware = req.firmware;
+  plan.mmio64_need = mmio64_need(plan, host);
+  plan.mmio64 = req.mmio64 != 0 ? req.mmio64 : mmio64_window(plan.mmio64_need);
+  if (plan.mmio64 < plan.mmio64_need) {
+    throw OpError("mmio64 " + size_text(plan.mmio64) + " is less than the " +
+                  size_text(plan.mmio64_need) + " the devices' 64-bit BARs take");
+  }
+  if (plan.firmware == Firmware::bios && plan.mmio64_need > kOvmfDefaultMmio64) {
+    throw OpError("firmware bios: the devices' 64-bit BARs take " + size_text(plan.mmio64_need) +
+                  ", and SeaBIOS takes no window size from the plan; use firmware uefi");
+  }
+  if (proc != nullptr) {
+    plan.phys_bits = host_phys_bits(*proc);
+  }
+  // OVMF puts the window above the guest's RAM, aligned to its size.
+  int memory = 0;
+  for (const auto& n : plan.nodes) {
+    memory += n.memory_mib;
+  }
+  const std::uint64_t top =
+      ((std::uint64_t{4} << 30U) + (std::uint64_t(memory) << 20U) + plan.mmio64 - 1) / plan.mmio64 *
+          plan.mmio64 +
+      plan.mmio64;
+  if (plan.firmware == Firmware::uefi && plan.phys_bits && *plan.phys_bits < 64 &&
+      top > (std::uint64_t{1} << static_cast<unsigned>(*plan.phys_bits))) {
+    throw OpError("the " + size_text(plan.mmio64) + " MMIO window above " + std::to_string(memory) +
+                  " MiB of memory ends at guest address 2^" +
+                  std::to_string(std::bit_width(top - 1)) + ", past the host CPU's " +
+                  std::to_string(*plan.phys_bits) + " physical address bits");
+  }
+  if (plan.firmware == Firmware::uefi && !plan.phys_bits) {
+    plan.notes.emplace_back(
+        "the host CPU's physical address bits are unknown (no procfs): the guest gets them "
+        "(host-phys-bits) and must hold the MMIO window above its memory");
+  }
+  plan.pin = req.pin;
+  pin_threads(plan);
+  // QEMU's iommufd backend maps guest RAM only: a peer's BAR, which the
+  // type1 container maps as well, is not in the IOMMU, and device-to-device
+  // DMA in the guest faults.
+  plan.vfio_backend = "container";
+}
+
 }  // namespace
 
-VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& req) {
+VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& req,
+               const TreeReader* proc) {
   if (req.devices.empty()) {
     throw UsageError("no devices to plan for");
   }
@@ -153,6 +201,14 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
                      req.hugepages + "\"");
   }
   plan.hugepages = req.hugepages;
+  if (!req.hugepages.empty()) {
+    if (proc == nullptr) {
+      throw OpError("hugepages " + req.hugepages +
+                    ": its page size is in the host's /proc/mounts; give --procfs-root or --root "
+                    "with a recorded tree");
+    }
+    plan.hugepage_kib = hugetlbfs_page_kib(*proc, req.hugepages);
+  }
   // Guest NUMA nodes: one per host node the devices sit on, in host order.
   std::map<int, int> guest_node;  // host node -> guest node
   for (const PciDevice* d : devs) {
@@ -254,6 +310,7 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
     }
   }
   address(plan);
+  platform(plan, topo.tree(), req, proc);
   plan.notes.emplace_back(
       "direct-mode P2P groups need each peer BAR at the same guest and host physical address; "
       "QEMU places guest BARs itself, so this plan cannot promise that: use translated mode");
@@ -265,6 +322,13 @@ std::vector<std::string> qemu_args(const VmPlan& plan) {
       "-machine", "q35,kernel-irqchip=split", "-cpu", "host,host-phys-bits=on",
       // Device-IOTLB: the guest's own IOMMU lets the devices use ATS.
       "-device", "intel-iommu,intremap=on,caching-mode=on,device-iotlb=on"};
+  if (plan.firmware == Firmware::uefi) {
+    // OVMF as -bios: code and variables in one read-only image, which
+    // keeps no variables across boots; and the window for the BARs.
+    a.insert(a.end(), {"-bios", std::string(kOvmfImage), "-fw_cfg",
+                       "name=" + std::string(kOvmfMmio64Key) +
+                           ",string=" + std::to_string(plan.mmio64 >> 20U)});
+  }
   int vcpus = 0;
   int memory = 0;
   for (const auto& n : plan.nodes) {

@@ -7,6 +7,7 @@
 // devices' paths (root port, switch upstream port, downstream port).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,11 +17,23 @@
 
 namespace kvmai::kvmaictl {
 
+// The guest's firmware: OVMF (UEFI) places 64-bit BARs in the window the
+// plan asks of it; SeaBIOS sizes its own.
+enum class Firmware { uefi, bios };
+
+// Where the guest's threads run: each vCPU on its node's host CPUs, each
+// on one host CPU of its node (1:1), or wherever the host schedules them.
+// QEMU's own threads run on the nodes' CPUs the vCPUs leave.
+enum class Pinning { node, vcpu, none };
+
 struct PlanRequest {
   std::vector<std::string> devices;  // gpuN, nicN, BDFs (DDDD:BB:DD.F or BB:DD.F)
   int vcpus = 0;
   int memory_mib = 0;
   std::string hugepages;  // a hugetlbfs mount to back guest memory, "" for none
+  Firmware firmware = Firmware::uefi;
+  std::uint64_t mmio64 = 0;  // the 64-bit MMIO window in bytes; 0: sized from the BARs
+  Pinning pin = Pinning::node;
 };
 
 struct GuestNode {
@@ -56,12 +69,35 @@ struct GuestDevice {
   std::optional<int> clique;  // NVIDIA GPUDirect clique id
 };
 
+// One vCPU's host CPUs; QEMU's own threads' (emulator) host CPUs.
+struct VcpuPin {
+  int vcpu = 0;
+  std::string cpus;  // a CPU list: "0-55,112-167", "3"
+};
+
 struct VmPlan {
   std::vector<GuestNode> nodes;
   std::vector<GuestBridge> bridges;
   std::vector<GuestDevice> devices;
   std::vector<std::string> notes;  // what the plan cannot do for the guest
   std::string hugepages;           // PlanRequest's
+  std::uint64_t hugepage_kib = 0;  // the page size of that mount
+
+  Firmware firmware = Firmware::uefi;
+  // The devices' 64-bit prefetchable BARs laid out as guest firmware lays
+  // them out (vm/platform.h), and the window the plan asks OVMF for: at
+  // least that, a power of two, not below OVMF's own 32 GiB default.
+  std::uint64_t mmio64_need = 0;
+  std::uint64_t mmio64 = 0;
+  std::optional<int> phys_bits;  // the host's, which the guest gets; nullopt: unknown
+
+  Pinning pin = Pinning::node;
+  std::vector<VcpuPin> vcpu_pins;  // empty: not pinned
+  std::string emulator_cpus;       // "" : not pinned
+
+  // How QEMU assigns the devices: "container" (the type1 VFIO container,
+  // which maps peer BARs for P2P; see vm/platform.h).
+  std::string vfio_backend;
 };
 
 // Guest addresses: every bridge and device gets an explicit slot, and the
@@ -73,7 +109,10 @@ struct VmPlan {
 // Throws OpError (one line, naming the device) for unknown devices, devices
 // not bound to vfio-pci, IOMMU groups only partly assigned and layouts that
 // do not fit; UsageError for sizes that cannot be split over the nodes.
-VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& req);
+// @proc (the host's procfs, nullptr when unknown) gives the host's
+// physical address bits and the page size of a hugepages mount.
+VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& req,
+               const TreeReader* proc = nullptr);
 
 // The plan as QEMU arguments, one option and its value per element pair.
 std::vector<std::string> qemu_args(const VmPlan& plan);

@@ -193,20 +193,37 @@ TEST(VmPlanGolden, QemuArgs) {
   }
 }
 
-// Guest memory on huge pages from a hugetlbfs mount, per node, preallocated.
+// Guest memory on huge pages from a hugetlbfs mount, per node, preallocated;
+// the mount's page size is the one /proc/mounts gives it.
 TEST(VmPlan, HugepagesBackEachNode) {
-  const auto sys = testdata("emulated-vm/sys");
-  auto r = run_cli({"vm", "plan", "gpu0", "gpu1", "memory", "2048", "hugepages", "/dev/hugepages1G",
-                    "--sysfs-root", sys});
+  const auto root = testdata("emulated-vm");
+  auto r = run_cli({"vm", "plan", "gpu0", "gpu1", "memory", "2048", "hugepages", "/dev/hugepages",
+                    "--root", root});
   ASSERT_EQ(r.rc, kExitOk) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("-object memory-backend-file,id=mem0,mem-path=/dev/hugepages1G,"
+  EXPECT_THAT(r.out, HasSubstr("-object memory-backend-file,id=mem0,mem-path=/dev/hugepages,"
                                "prealloc=on,size=1024M,host-nodes=0,policy=bind\n"));
-  EXPECT_THAT(r.out, HasSubstr("id=mem1,mem-path=/dev/hugepages1G,prealloc=on,size=1024M,"
+  EXPECT_THAT(r.out, HasSubstr("id=mem1,mem-path=/dev/hugepages,prealloc=on,size=1024M,"
                                "host-nodes=1,policy=bind\n"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("memory-backend-ram")));
-  r = run_cli({"vm", "plan", "gpu0", "hugepages", "hugepages", "--sysfs-root", sys});
+  r = run_cli(
+      {"-j", "vm", "plan", "gpu0", "hugepages", "/dev/hugepages1G", "--root", testdata("hgx-vm")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["hugepage_kib"], 1048576);
+
+  r = run_cli({"vm", "plan", "gpu0", "hugepages", "hugepages", "--root", root});
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("hugepages wants the absolute path of a hugetlbfs mount"));
+  r = run_cli({"vm", "plan", "gpu0", "hugepages", "/dev/hugepages1G", "--root", root});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("hugepages /dev/hugepages1G: nothing is mounted there"));
+  r = run_cli({"vm", "plan", "gpu0", "hugepages", "/proc", "--root", root});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("hugepages /proc: a proc mount, not hugetlbfs"));
+  // A sysfs tree alone says nothing of the mounts of its machine.
+  r = run_cli({"vm", "plan", "gpu0", "hugepages", "/dev/hugepages", "--sysfs-root",
+               testdata("emulated-vm/sys")});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("give --procfs-root or --root"));
 }
 
 // `format json` is JSON with or without -j, as the man page says.
