@@ -27,6 +27,8 @@
 #include "lib/group.h"
 #include "lib/pmu.h"
 #include "lib/counters.h"
+#include "lib/l2.h"
+#include "lib/l2out.h"
 
 #define LIBVIRTD "/usr/sbin/libvirtd"
 #define VIRSH "virsh -c qemu:///system "
@@ -43,7 +45,10 @@
 #define UNIT(name) "<kvmai:unit name=\"" name "\"/>"
 
 /* Devices the domains are given: bound to vfio-pci for each test. */
-static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu4", "nic3" };
+static const char *const vm_devs[] = {
+	"gpu0", "gpu1", "nic0", "nic1", "gpu4", "nic3", "gpu2", "nic2",
+};
+
 #define NVM (ARRAY_SIZE(vm_devs))
 
 static double now_s(void)
@@ -700,6 +705,114 @@ TEST_F_TIMEOUT(libvirt, another_vms_counters_device_refused, 300)
 	own.units[0] = NULL;
 	own.cpus = NULL;
 	EXPECT_EQ(0, _test_cmd_pmu(&self->nl, &own, NULL)) TH_LOG("%s", self->nl.ext);
+}
+
+/* The words of the planned guest: two GPUs and two NICs, two nodes, two switches. */
+#define PLANNED_DEVS "gpu0 gpu2 nic0 nic2 vcpus 2 memory 512 firmware bios"
+/* Its boot source: L2's kernel and initramfs, the topo scenario (l2-run's). */
+#define L2_SHARE "/usr/share/kvmai-l2"
+#define PLANNED_OS "<kernel>" KT_L2_KERNEL "</kernel><initrd>/tmp/planned.initrd</initrd>" \
+	"<cmdline>console=ttyS0 panic=-1 quiet kvmai.level=2 kvmai.scenario=topo</cmdline>"
+#define PLANNED_SERIALS "<serial type=\"file\"><source path=\"/tmp/planned.console\"/>" \
+	"<target port=\"0\"/></serial><serial type=\"file\">" \
+	"<source path=\"/tmp/planned.results\"/><target port=\"1\"/></serial>"
+
+/*
+ * A planned domain boots as planned.  libvirt defines exactly what
+ * `kvmaictl vm plan ... format libvirt` prints, plus a name and a boot
+ * source (L2's kernel running the topo scenario, two serial ports for what
+ * it reports), and starts it.  Inside, kvmaictl topo must give every
+ * device its host node's guest node and every GPU-NIC pair the host's path
+ * class, kvmaictl check must find the guest's NUMA nodes and switches, and
+ * every bus id of the NCCL file for the same words must be a device of the
+ * guest, on the file's node.  Without <acpi/> in the plan libvirt starts
+ * q35 with ACPI off: no SRAT, and no description of the expanders' root
+ * buses, whose devices the guest then does not find.  Under SeaBIOS: the
+ * emulated host has no OVMF for its guests.
+ */
+TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
+{
+	static const char *const host[] = { "gpu0", "gpu2", "nic0", "nic2" };
+	static const char *const guest[] = { "gpu0", "gpu1", "nic0", "nic1" };
+	static char l1[65536], l2[65536], xml[16384], cmd[4096];
+	struct kt_nccl_leaf leaves[16];
+	struct kt_l2_dev devs[64];
+	char state[64] = "", hp[8], gp[8];
+	int nl, nd, i;
+	FILE *f;
+
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	ASSERT_EQ(0, kt_run(KVMAICTL " -j topo", l1, sizeof(l1)));
+	ASSERT_EQ(0, kt_run(KVMAICTL " vm nccl-topo " PLANNED_DEVS, xml, sizeof(xml)))
+		TH_LOG("%s", xml);
+	snprintf(cmd, sizeof(cmd),
+		 "cat %s/base.cpio.gz %s/payload.cpio.gz $(ls %s/perf.cpio.gz 2>/dev/null) >/tmp/planned.initrd",
+		 L2_SHARE, L2_SHARE, L2_SHARE);
+	ASSERT_EQ(0, kt_run(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, kt_run(KVMAICTL " vm plan " PLANNED_DEVS " format libvirt >/tmp/planned.plan",
+			    self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	snprintf(cmd, sizeof(cmd),
+		 "sed -e 's|<domain type=\"kvm\">|&<name>planned</name><on_reboot>destroy</on_reboot>|' -e 's|</os>|%s&|' -e 's|</devices>|%s&|' /tmp/planned.plan >/tmp/planned.xml",
+		 PLANNED_OS, PLANNED_SERIALS);
+	ASSERT_EQ(0, kt_run(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
+	kt_run("rm -f /tmp/planned.console /tmp/planned.results", self->out, sizeof(self->out));
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "define /tmp/planned.xml"))
+		TH_LOG("%s", self->out);
+	if (start_dom(_metadata, self, "planned"))
+		show_logs(_metadata, "planned");
+	ASSERT_NE(NULL, strstr(self->out, "Domain 'planned' started")) TH_LOG("%s", self->out);
+	/* L2 powers off once its scenario has reported; a panic reboots, which stops it too. */
+	for (i = 0; i < 300 && strcmp(state, "shut off"); i++) {
+		usleep(500 * 1000);
+		dom_state("planned", state, sizeof(state));
+	}
+	ASSERT_STREQ("shut off", state) TH_LOG("L2 still %s after %d s", state, i / 2);
+	f = fopen("/tmp/planned.results", "r");
+	ASSERT_NE(NULL, f);
+	l2[fread(l2, 1, sizeof(l2) - 1, f)] = 0;
+	fclose(f);
+	if (!strstr(l2, "KVMAI-EXIT 0")) {
+		kt_run("tail -n 40 /tmp/planned.console", cmd, sizeof(cmd));
+		ASSERT_NE(NULL, strstr(l2, "KVMAI-EXIT 0"))
+			TH_LOG("L2 did not report:\n%.4000s\nconsole:\n%s", l2, cmd);
+	}
+
+	for (i = 0; i < 4; i++) {
+		EXPECT_GE(kt_topo_numa(l1, host[i]), 0)
+			TH_LOG("%s: no NUMA node on the host", host[i]);
+		EXPECT_EQ(kt_topo_numa(l1, host[i]), kt_topo_numa(l2, guest[i]))
+			TH_LOG("%s is %s in L2:\n%.4000s", host[i], guest[i], l2);
+	}
+	for (int g = 0; g < 2; g++) {
+		for (int n = 2; n < 4; n++) {
+			kt_topo_path(l1, host[g], host[n], hp);
+			kt_topo_path(l2, guest[g], guest[n], gp);
+			EXPECT_NE(0, hp[0]) TH_LOG("no %s-%s pair on the host", host[g], host[n]);
+			EXPECT_STREQ(hp, gp) TH_LOG("%s-%s: %s on the host, %s in L2", host[g],
+						    host[n], hp, gp);
+		}
+	}
+	EXPECT_NE(NULL, strstr(l2, "\"place\":\"guest\"")) TH_LOG("%.4000s", l2);
+	EXPECT_NE(NULL, strstr(l2, "\"id\":\"numa\",\"status\":\"pass\"")) TH_LOG("%.4000s", l2);
+	EXPECT_NE(NULL, strstr(l2, "\"id\":\"switches\",\"status\":\"pass\""))
+		TH_LOG("%.4000s", l2);
+
+	/* After the JSON: the probe lines, each device's bus id and node. */
+	nd = kt_l2_parse_probe(l2, devs, 64);
+	nl = kt_parse_nccl(xml, leaves, 16);
+	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
+	for (i = 0; i < nl; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < nd; j++) {
+			if (strcmp(devs[j].bdf, leaves[i].busid))
+				continue;
+			seen++;
+			EXPECT_EQ(leaves[i].numaid, devs[j].numa) TH_LOG("%s", devs[j].bdf);
+		}
+		EXPECT_EQ(1, seen) TH_LOG("%s of the NCCL file: %d in L2", leaves[i].busid, seen);
+	}
 }
 
 TEST_HARNESS_MAIN

@@ -16,32 +16,11 @@
 #include "lib/dev.h"
 #include "lib/pci.h"
 #include "lib/l2.h"
+#include "lib/l2out.h"
 
-struct l2_dev {
-	char bdf[16];
-	char id[16];	/* vendor:device */
-	int numa;
-	char path[256];	/* below /sys/devices */
-};
-
-/* The L2 probe scenario's lines into @devs; returns how many. */
-static int parse_probe(char *out, struct l2_dev *devs, int max)
+static const struct kt_l2_dev *find_id(const struct kt_l2_dev *devs, int n, const char *id)
 {
-	char *line, *save;
-	int n = 0;
-
-	for (line = strtok_r(out, "\n", &save); line && n < max;
-	     line = strtok_r(NULL, "\n", &save))
-		if (!strncmp(line, "0000:", 5) &&
-		    sscanf(line, "%15s %15s %d %255s", devs[n].bdf, devs[n].id, &devs[n].numa,
-			   devs[n].path) == 4)
-			n++;
-	return n;
-}
-
-static const struct l2_dev *find_id(const struct l2_dev *devs, int n, const char *id)
-{
-	const struct l2_dev *found = NULL;
+	const struct kt_l2_dev *found = NULL;
 
 	for (int i = 0; i < n; i++) {
 		if (strcmp(devs[i].id, id))
@@ -94,8 +73,8 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 	const struct kt_dev *gpu = kt_dev("gpu0"), *nic = kt_dev("nic0");
 	char gdrv[64], ndrv[64], gid[16], nid[16], cmd[1024], out[16384];
 	char gp[256], np[256], gup[256], nup[256];
-	const struct l2_dev *g, *n;
-	struct l2_dev devs[64];
+	const struct kt_l2_dev *g, *n;
+	struct kt_l2_dev devs[64];
 	int rc, nd;
 
 	if (access(KT_L2_KERNEL, F_OK))
@@ -124,7 +103,7 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 	_test_cmd_pci_bind(nic->bdf, ndrv);
 	ASSERT_EQ(0, rc) TH_LOG("l2-run failed:\n%s", out);
 
-	nd = parse_probe(out, devs, 64);
+	nd = kt_l2_parse_probe(out, devs, 64);
 	ASSERT_GT(nd, 2) TH_LOG("%s", out);
 	g = find_id(devs, nd, gid);
 	n = find_id(devs, nd, nid);
@@ -140,99 +119,6 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 	parent_of(gp, gup, sizeof(gup));
 	parent_of(np, nup, sizeof(nup));
 	EXPECT_STREQ(gup, nup);
-}
-
-/* In `kvmaictl -j topo` output: a device's NUMA node, or -2 if absent. */
-static int topo_numa(const char *json, const char *name)
-{
-	char pat[64];
-	const char *p;
-	int numa = -2;
-
-	snprintf(pat, sizeof(pat), "\"name\":\"%s\"", name);
-	p = strstr(json, pat);
-	p = p ? strstr(p, "\"numa_node\":") : NULL;
-	if (p)
-		numa = atoi(p + strlen("\"numa_node\":"));
-	return numa;
-}
-
-/* A pair's path class ("PIX", "SYS", ...) into @path, "" if absent. */
-static void topo_path(const char *json, const char *gpu, const char *nic, char *path)
-{
-	char pat[96];
-	const char *p;
-
-	path[0] = 0;
-	snprintf(pat, sizeof(pat), "\"gpu\":\"%s\",\"nic\":\"%s\",\"path\":\"", gpu, nic);
-	p = strstr(json, pat);
-	if (p)
-		sscanf(p + strlen(pat), "%7[A-Z]", path);
-}
-
-/* A leaf of the NCCL file: its busid, the busids of the <pci> above it. */
-struct nccl_leaf {
-	char busid[16];
-	char bridges[8][16];
-	int depth;
-	int numaid;
-};
-
-static int xml_attr(const char *line, const char *name, char *buf, size_t len)
-{
-	char pat[32];
-	const char *p, *end;
-
-	snprintf(pat, sizeof(pat), " %s=\"", name);
-	p = strstr(line, pat);
-	if (!p)
-		return -1;
-	p += strlen(pat);
-	end = strchr(p, '"');
-	if (!end || (size_t)(end - p) >= len)
-		return -1;
-	snprintf(buf, len, "%.*s", (int)(end - p), p);
-	return 0;
-}
-
-/*
- * The leaves of `kvmaictl vm nccl-topo`'s file, which puts one element on a
- * line: <cpu numaid=N>, <pci ...> opening a bridge, <pci .../> a device.
- * Returns how many, -1 if the nesting is broken.
- */
-static int parse_nccl(char *xml, struct nccl_leaf *leaves, int max)
-{
-	char stack[8][16], busid[16], num[8];
-	int depth = 0, numaid = -1, n = 0;
-	char *line, *save;
-
-	for (line = strtok_r(xml, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strstr(line, "<cpu ")) {
-			if (xml_attr(line, "numaid", num, sizeof(num)))
-				return -1;
-			numaid = atoi(num);
-		} else if (strstr(line, "</pci>")) {
-			if (--depth < 0)
-				return -1;
-		} else if (strstr(line, "<pci ")) {
-			if (xml_attr(line, "busid", busid, sizeof(busid)))
-				return -1;
-			if (!strstr(line, "/>")) {
-				if (depth == 8)
-					return -1;
-				memcpy(stack[depth++], busid, sizeof(busid));
-				continue;
-			}
-			if (n == max)
-				return -1;
-			memcpy(leaves[n].busid, busid, sizeof(busid));
-			memcpy(leaves[n].bridges, stack, sizeof(stack));
-			leaves[n].depth = depth;
-			leaves[n].numaid = numaid;
-			n++;
-		}
-	}
-	return depth ? -1 : n;
 }
 
 /*
@@ -253,8 +139,8 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	static const char *const guest[] = { "gpu0", "gpu1", "nic0", "nic1" };
 	static char l1[65536], l2[65536], xml[16384];
 	char drv[4][64], cmd[512], hp[8], gp[8];
-	struct nccl_leaf leaves[16];
-	struct l2_dev devs[64];
+	struct kt_nccl_leaf leaves[16];
+	struct kt_l2_dev devs[64];
 	int rc, nl, nd;
 
 	if (access(KT_L2_KERNEL, F_OK))
@@ -280,15 +166,15 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		TH_LOG("no kvmaictl -j topo from L2:\n%.4000s", l2);
 
 	for (int i = 0; i < 4; i++) {
-		EXPECT_GE(topo_numa(l1, host[i]), 0)
+		EXPECT_GE(kt_topo_numa(l1, host[i]), 0)
 			TH_LOG("%s: no NUMA node on the host", host[i]);
-		EXPECT_EQ(topo_numa(l1, host[i]), topo_numa(l2, guest[i]))
+		EXPECT_EQ(kt_topo_numa(l1, host[i]), kt_topo_numa(l2, guest[i]))
 			TH_LOG("%s is %s in L2", host[i], guest[i]);
 	}
 	for (int g = 0; g < 2; g++) {
 		for (int n = 2; n < 4; n++) {
-			topo_path(l1, host[g], host[n], hp);
-			topo_path(l2, guest[g], guest[n], gp);
+			kt_topo_path(l1, host[g], host[n], hp);
+			kt_topo_path(l2, guest[g], guest[n], gp);
 			EXPECT_NE(0, hp[0]) TH_LOG("no %s-%s pair on the host", host[g], host[n]);
 			EXPECT_STREQ(hp, gp) TH_LOG("%s-%s: %s on the host, %s in L2", host[g],
 						    host[n], hp, gp);
@@ -311,12 +197,12 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	}
 
 	/* topo prints what probe does after the JSON. */
-	nd = parse_probe(l2, devs, 64);
-	nl = parse_nccl(xml, leaves, 16);
+	nd = kt_l2_parse_probe(l2, devs, 64);
+	nl = kt_parse_nccl(xml, leaves, 16);
 	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
 	for (int i = 0; i < nl; i++) {
 		char want[256] = "", got[256] = "", root[32], synth[16] = "";
-		const struct l2_dev *d = NULL;
+		const struct kt_l2_dev *d = NULL;
 		char comp[16][32];
 		int seen = 0, nc = 0;
 
@@ -357,7 +243,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 		EXPECT_NE(0, synth[0]) TH_LOG("%s: no synthetic switch", d->bdf);
 		snprintf(root, sizeof(root), "%s", comp[0]);
 		for (int j = 0; j < i; j++) {
-			const struct l2_dev *o = NULL;
+			const struct kt_l2_dev *o = NULL;
 
 			for (int k = 0; k < nd; k++)
 				if (!strcmp(devs[k].bdf, leaves[j].busid))

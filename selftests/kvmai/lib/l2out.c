@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* What a guest of the emulated host reports, read back (l2out.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "l2out.h"
+
+int kt_l2_parse_probe(char *out, struct kt_l2_dev *devs, int max)
+{
+	char *line, *save;
+	int n = 0;
+
+	for (line = strtok_r(out, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save))
+		if (!strncmp(line, "0000:", 5) &&
+		    sscanf(line, "%15s %15s %d %255s", devs[n].bdf, devs[n].id, &devs[n].numa,
+			   devs[n].path) == 4)
+			n++;
+	return n;
+}
+
+int kt_topo_numa(const char *json, const char *name)
+{
+	char pat[64];
+	const char *p;
+	int numa = -2;
+
+	snprintf(pat, sizeof(pat), "\"name\":\"%s\"", name);
+	p = strstr(json, pat);
+	p = p ? strstr(p, "\"numa_node\":") : NULL;
+	if (p)
+		numa = atoi(p + strlen("\"numa_node\":"));
+	return numa;
+}
+
+void kt_topo_path(const char *json, const char *gpu, const char *nic, char *path)
+{
+	char pat[96];
+	const char *p;
+
+	path[0] = 0;
+	snprintf(pat, sizeof(pat), "\"gpu\":\"%s\",\"nic\":\"%s\",\"path\":\"", gpu, nic);
+	p = strstr(json, pat);
+	if (p)
+		sscanf(p + strlen(pat), "%7[A-Z]", path);
+}
+
+static int xml_attr(const char *line, const char *name, char *buf, size_t len)
+{
+	char pat[32];
+	const char *p, *end;
+
+	snprintf(pat, sizeof(pat), " %s=\"", name);
+	p = strstr(line, pat);
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	end = strchr(p, '"');
+	if (!end || (size_t)(end - p) >= len)
+		return -1;
+	snprintf(buf, len, "%.*s", (int)(end - p), p);
+	return 0;
+}
+
+int kt_parse_nccl(char *xml, struct kt_nccl_leaf *leaves, int max)
+{
+	char stack[8][16], busid[16], num[8];
+	int depth = 0, numaid = -1, n = 0;
+	char *line, *save;
+
+	for (line = strtok_r(xml, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "<cpu ")) {
+			if (xml_attr(line, "numaid", num, sizeof(num)))
+				return -1;
+			numaid = atoi(num);
+		} else if (strstr(line, "</pci>")) {
+			if (--depth < 0)
+				return -1;
+		} else if (strstr(line, "<pci ")) {
+			if (xml_attr(line, "busid", busid, sizeof(busid)))
+				return -1;
+			if (!strstr(line, "/>")) {
+				if (depth == 8)
+					return -1;
+				memcpy(stack[depth++], busid, sizeof(busid));
+				continue;
+			}
+			if (n == max)
+				return -1;
+			memcpy(leaves[n].busid, busid, sizeof(busid));
+			memcpy(leaves[n].bridges, stack, sizeof(stack));
+			leaves[n].depth = depth;
+			leaves[n].numaid = numaid;
+			n++;
+		}
+	}
+	return depth ? -1 : n;
+}

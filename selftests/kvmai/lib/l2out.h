@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What a guest of the emulated host (L2) reports, read back: the lines of
+ * its probe scenario, kvmaictl's JSON from its topo scenario, and the NCCL
+ * topology file kvmaictl writes for it.  Shared by the tests that boot L2
+ * with l2-run (nested_test) and through libvirt (libvirt_test).
+ */
+#ifndef KT_L2OUT_H
+#define KT_L2OUT_H
+
+#include <stddef.h>
+
+/* A PCI function as L2's probe scenario prints it. */
+struct kt_l2_dev {
+	char bdf[16];
+	char id[16];	/* vendor:device */
+	int numa;
+	char path[256];	/* below /sys/devices */
+};
+
+/* The probe lines of @out into @devs (@out is cut up); returns how many. */
+int kt_l2_parse_probe(char *out, struct kt_l2_dev *devs, int max);
+
+/* In `kvmaictl -j topo` output: a device's NUMA node, or -2 if absent. */
+int kt_topo_numa(const char *json, const char *name);
+/* A GPU-NIC pair's path class ("PIX", "SYS", ...) into @path[8], "" if absent. */
+void kt_topo_path(const char *json, const char *gpu, const char *nic, char *path);
+
+/* A leaf of the NCCL file: its busid, the busids of the <pci> above it. */
+struct kt_nccl_leaf {
+	char busid[16];
+	char bridges[8][16];
+	int depth;
+	int numaid;
+};
+
+/*
+ * The leaves of `kvmaictl vm nccl-topo`'s file, which puts one element on a
+ * line: <cpu numaid=N>, <pci ...> opening a bridge, <pci .../> a device
+ * (@xml is cut up).  Returns how many, -1 if the nesting is broken.
+ */
+int kt_parse_nccl(char *xml, struct kt_nccl_leaf *leaves, int max);
+
+#endif /* KT_L2OUT_H */
