@@ -20,24 +20,18 @@ constexpr unsigned kDevctlRelaxedOrdering = 1U << 4U;
 constexpr const char* kPlanFix =
     "lay the VM out with kvmaictl vm plan: it mirrors the host's switches, NUMA nodes and links";
 
-// An RDMA NIC: InfiniBand class, or an RDMA device (mlx5_0, irdma0) below
-// the function, as the RDMA drivers register one.
-bool is_rdma(const CheckInput& in, const PciDevice& d) {
-  return d.class_and_subclass() == 0x0207 || in.sys.exists(d.sysfs_path + "/infiniband");
-}
-
 // Whether NCCL has a P2P path to choose: two GPUs, or a GPU and an RDMA NIC.
 bool has_p2p(const CheckInput& in) {
   const auto& nics = in.topo.nics();
   const bool rdma =
-      std::any_of(nics.begin(), nics.end(), [&](const Named& n) { return is_rdma(in, *n.dev); });
+      std::any_of(nics.begin(), nics.end(), [](const Named& n) { return n.dev->is_rdma_nic(); });
   return in.topo.gpus().size() >= 2 || (!in.topo.gpus().empty() && rdma);
 }
 
 CheckResult guest_devices(const CheckInput& in) {
   std::vector<std::string> what;
   for (const auto* n : members(in.topo)) {
-    std::string kind = n->dev->is_nic() ? (is_rdma(in, *n->dev) ? "RDMA" : "not RDMA") : "";
+    std::string kind = n->dev->is_nic() ? (n->dev->is_rdma_nic() ? "RDMA" : "not RDMA") : "";
     what.push_back(fmt::format("{} {:04x}:{:04x}{}", n->name, n->dev->vendor, n->dev->device,
                                kind.empty() ? "" : " (" + kind + ")"));
   }
@@ -132,7 +126,7 @@ CheckResult guest_relaxed_ordering(const CheckInput& in) {
   std::size_t pcie_nics = 0;
   for (const auto& n : in.topo.nics()) {
     const auto& pcie = n.dev->config.pcie;
-    if (!pcie || !is_rdma(in, *n.dev)) {
+    if (!pcie || !n.dev->is_rdma_nic()) {
       continue;
     }
     ++pcie_nics;
