@@ -140,7 +140,8 @@ TEST_F(cli, a_recording_reads_as_the_machine)
 		EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out),
 				   KVMAICTL " %s > /tmp/kvmai-live.json; "
 				   KVMAICTL " %s --root /tmp/kvmai-rec > /tmp/kvmai-rec.json; "
-				   "diff /tmp/kvmai-live.json /tmp/kvmai-rec.json", cmds[i], cmds[i]))
+				   "diff /tmp/kvmai-live.json /tmp/kvmai-rec.json",
+				   cmds[i], cmds[i]))
 			TH_LOG("%s differs:\n%s", cmds[i], self->out);
 	}
 	kt_sh(self->out, sizeof(self->out), "rm -rf /tmp/kvmai-rec /tmp/kvmai-*.json");
