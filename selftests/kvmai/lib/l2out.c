@@ -46,6 +46,34 @@ void kt_topo_path(const char *json, const char *gpu, const char *nic, char *path
 		sscanf(p + strlen(pat), "%7[A-Z]", path);
 }
 
+int kt_topo_same_layout(const char *l1, const char *l2, const char *const host[],
+			const char *const guest[], int n, char *why, size_t len)
+{
+	char hp[8], gp[8];
+
+	for (int i = 0; i < n; i++) {
+		int h = kt_topo_numa(l1, host[i]), g = kt_topo_numa(l2, guest[i]);
+
+		if (h < 0 || h != g) {
+			snprintf(why, len, "%s: node %d on the host, %s: node %d in L2", host[i], h,
+				 guest[i], g);
+			return -1;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		for (int j = 2; j < n; j++) {
+			kt_topo_path(l1, host[i], host[j], hp);
+			kt_topo_path(l2, guest[i], guest[j], gp);
+			if (!hp[0] || strcmp(hp, gp)) {
+				snprintf(why, len, "%s-%s: \"%s\" on the host, \"%s\" in L2",
+					 host[i], host[j], hp, gp);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int xml_attr(const char *line, const char *name, char *buf, size_t len)
 {
 	char pat[32];

@@ -26,6 +26,16 @@ int kt_topo_numa(const char *json, const char *name);
 /* A GPU-NIC pair's path class ("PIX", "SYS", ...) into @path[8], "" if absent. */
 void kt_topo_path(const char *json, const char *gpu, const char *nic, char *path);
 
+/*
+ * Whether L2 keeps the host's layout: each of the @n devices @host names
+ * (2 GPUs, then NICs) on the host in @l1's `kvmaictl -j topo` is on the
+ * same NUMA node in @l2's under the name @guest gives it, and each
+ * GPU-NIC pair has the same path class.  0 if so; else -1, with what
+ * differs first in @why.
+ */
+int kt_topo_same_layout(const char *l1, const char *l2, const char *const host[],
+			const char *const guest[], int n, char *why, size_t len);
+
 /* A leaf of the NCCL file: its busid, the busids of the <pci> above it. */
 struct kt_nccl_leaf {
 	char busid[16];
