@@ -108,7 +108,8 @@ void judge_isolation(const PciTree& tree, const PciDevice& a, const PciDevice& b
     }
   }
   bool unknown = false;
-  bool translated = false;
+  std::vector<std::string> bypass;  // ports that let requests pass unchecked
+  std::vector<std::string> dt;      // ports that pass translated requests only
   for (const PciDevice* port : turning) {
     if (port->role != Role::downstream_port && port->role != Role::root_port) {
       continue;  // a conventional bridge: its ACS, if any, is not asked
@@ -117,24 +118,22 @@ void judge_isolation(const PciTree& tree, const PciDevice& a, const PciDevice& b
     if (c.acs_presence == Presence::unknown) {
       unknown = true;
     } else if (c.acs_presence == Presence::absent) {
-      p.unchecked.push_back(port->bdf + " no ACS");
+      bypass.push_back(port->bdf + " no ACS");
     } else if (const std::uint16_t off = (kAcsRR | kAcsCR) & ~c.acs->ctl; off != 0) {
-      p.unchecked.push_back(port->bdf + " " + join(acs_bit_names(off), ",") + " cleared");
+      bypass.push_back(port->bdf + " " + join(acs_bit_names(off), ",") + " cleared");
     } else if ((c.acs->ctl & kAcsDT) != 0) {
-      translated = true;
-      p.unchecked.push_back(port->bdf + " DT set");
+      dt.push_back(port->bdf + " DT set");
     }
   }
-  const bool bypass = std::any_of(p.unchecked.begin(), p.unchecked.end(),
-                                  [](const std::string& s) { return !s.ends_with("DT set"); });
-  if (bypass) {
-    std::erase_if(p.unchecked, [](const std::string& s) { return s.ends_with("DT set"); });
+  // The worst finding names the path: a bypass, else not knowing, else DT.
+  if (!bypass.empty()) {
+    p.unchecked.insert(p.unchecked.end(), bypass.begin(), bypass.end());
     p.isolation = Isolation::bypass;
   } else if (unknown) {
-    p.unchecked.clear();
     p.isolation = Isolation::unknown;
   } else {
-    p.isolation = translated ? Isolation::translated : Isolation::isolated;
+    p.unchecked.insert(p.unchecked.end(), dt.begin(), dt.end());
+    p.isolation = dt.empty() ? Isolation::isolated : Isolation::translated;
   }
 }
 
