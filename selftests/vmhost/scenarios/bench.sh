@@ -41,9 +41,9 @@ echo "lspci -vvv, this host ($n functions):    $(measure lspci -vvv)"
 
 # vm plan reads the same tree as topo and lays out all 8 GPUs and their 8
 # NICs: its whole-process time beside topo's on the same fixture.
-echo "== vm plan ($runs runs each, hgx-vm fixture, 8 GPUs + 8 NICs, ratio to topo)"
+echo "== vm plan ($runs runs each, hgx-vm fixture, 8 GPUs + 8 NICs + 4 NVSwitches, ratio to topo)"
 vm=/kvmai/testdata/hgx-vm/sys
-devs="gpu0 gpu1 gpu2 gpu3 gpu4 gpu5 gpu6 gpu7 nic2 nic3 nic4 nic5 nic6 nic7 nic8 nic9"
+devs="gpu0 gpu1 gpu2 gpu3 gpu4 gpu5 gpu6 gpu7 nic2 nic3 nic4 nic5 nic6 nic7 nic8 nic9 nvswitch0 nvswitch1 nvswitch2 nvswitch3"
 for what in "vm plan" "-j vm plan" "vm nccl-topo"; do
 	# shellcheck disable=SC2086 # word lists
 	measure kvmaictl $what $devs vcpus 16 memory 65536 --sysfs-root $vm >/tmp/measure

@@ -76,7 +76,7 @@ std::string Topology::switch_of(const PciDevice& d) const {
 }
 
 const Named* Topology::named(std::string_view name) const {
-  for (const auto* list : {&gpus_, &nics_}) {
+  for (const auto* list : {&gpus_, &nics_, &nvswitches_}) {
     for (const auto& n : *list) {
       if (n.name == name) {
         return &n;

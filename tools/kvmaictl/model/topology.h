@@ -50,9 +50,9 @@ class Topology {
   std::string switch_name(const std::string& key) const;
   // The nearest switch above a device, or "".
   std::string switch_of(const PciDevice& d) const;
-  // The GPU or NIC called `name` ("gpu0"), or nullptr.
+  // The GPU, NIC or NVSwitch called `name` ("gpu0"), or nullptr.
   const Named* named(std::string_view name) const;
-  // A device's GPU or NIC name, or "" if it is neither.
+  // A device's GPU, NIC or NVSwitch name, or "" if it is none of them.
   std::string name_of(const PciDevice& d) const;
 
  private:

@@ -530,6 +530,9 @@ def hgx(name="hgx", vfio=False):
     g = (lambda **kw: gpu(**{**kw, "driver": "vfio-pci"})) if vfio else gpu
     c = (lambda **kw: cx7(**{**kw, "driver": "vfio-pci"})) if vfio else cx7
     bf_driver = "vfio-pci" if vfio else "mlx5_core"
+    # The NVSwitches too: a VM given the whole baseboard takes them along.
+    nvs = (lambda: nvswitch()[:3] + ({**nvswitch()[3], "driver": "vfio-pci"},)) if vfio \
+        else nvswitch
     h.cmdline += " iommu.passthrough=0 default_hugepagesz=1G hugepagesz=1G hugepages=1536"
     h.hugepages = {"1048576kB": 1536, "2048kB": 0}
     h.node_hugepages = {0: (768, 768), 1: (768, 512)}  # node 1 already backs a VM
@@ -550,15 +553,15 @@ def hgx(name="hgx", vfio=False):
 
     r15 = h.root(0x15, numa=0)
     switch(r15, 0x01, 0x16, ACS_NVIDIA_VM,
-           [g(ats=True), g(ats=True), c(), c(), nvme(), nvswitch()])
+           [g(ats=True), g(ats=True), c(), c(), nvme(), nvs()])
     r37 = h.root(0x37, numa=0)
     switch(r37, 0x01, 0x38, ACS_KERNEL_DEFAULT,
-           [g(), g(), c(mrrs=512), c(), nvme(), nvswitch()])
+           [g(), g(), c(mrrs=512), c(), nvme(), nvs()])
     r97 = h.root(0x97, numa=1)
     switch(r97, 0x01, 0x98, SV | UF,
-           [g(), g(), c(), c(), nvme(), nvswitch()])
+           [g(), g(), c(), c(), nvme(), nvs()])
     _, usp3, eps, _ = switch(r97, 0x03, 0xB8, ACS_KERNEL_DEFAULT,
-                             [g(cur_speed="16.0"), g(), c(), nvme(), nvswitch()])
+                             [g(cur_speed="16.0"), g(), c(), nvme(), nvs()])
     # The BlueField-like card: its own switch behind a fifth downstream port.
     dsp = usp3.add(0x05, 0, BROADCOM, 0xC030, PCI_BRIDGE, ptype=PT_DOWNSTREAM, sec=0xC0,
                    sub=0xC2, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport")

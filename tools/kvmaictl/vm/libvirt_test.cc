@@ -92,9 +92,10 @@ void PrintTo(const Case& c, std::ostream* os) {
 
 const std::vector<Case> kCases{
     {"emulated-vm", "emulated-vm", {"gpu0", "nic0", "gpu1", "nic1", "vcpus", "4", "memory", "512"}},
-    {"hgx-vm", "hgx-vm", {"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
-                          "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
-                          "nic8", "nic9", "vcpus", "16",   "memory", "65536"}},
+    {"hgx-vm", "hgx-vm", {"gpu0",      "gpu1",      "gpu2",  "gpu3", "gpu4",      "gpu5",
+                          "gpu6",      "gpu7",      "nic2",  "nic3", "nic4",      "nic5",
+                          "nic6",      "nic7",      "nic8",  "nic9", "nvswitch0", "nvswitch1",
+                          "nvswitch2", "nvswitch3", "vcpus", "16",   "memory",    "65536"}},
     {"multifunction", "multifunction", {"gpu0", "3d:00.1"}},
 };
 

@@ -31,9 +31,10 @@ using testing::matches_golden;
 using testing::run_cli;
 using testing::testdata;
 
-const Args kEightGpus{"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
-                      "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
-                      "nic8", "nic9", "vcpus", "16",   "memory", "65536"};
+const Args kEightGpus{"gpu0",      "gpu1",      "gpu2",  "gpu3", "gpu4",      "gpu5",
+                      "gpu6",      "gpu7",      "nic2",  "nic3", "nic4",      "nic5",
+                      "nic6",      "nic7",      "nic8",  "nic9", "nvswitch0", "nvswitch1",
+                      "nvswitch2", "nvswitch3", "vcpus", "16",   "memory",    "65536"};
 
 std::string run(const std::string& cmd, const std::string& fixture, Args devs, bool json = false) {
   Args args;

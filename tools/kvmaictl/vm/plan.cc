@@ -29,7 +29,7 @@ const PciDevice& resolve(const Topology& topo, const std::string& word) {
   if (const PciDevice* d = topo.tree().find(bdf)) {
     return *d;
   }
-  throw OpError("no device \"" + word + "\" (gpuN, nicN or a PCI address)");
+  throw OpError("no device \"" + word + "\" (gpuN, nicN, nvswitchN or a PCI address)");
 }
 
 // The QEMU device standing for a host port of each role.
@@ -116,6 +116,50 @@ void address(VmPlan& plan) {
   }
 }
 
+// NVLink between the GPUs of an HGX baseboard runs through its NVSwitches,
+// which NVIDIA Fabric Manager sets up.  A VM given every GPU of the host
+// needs them passed through too (full passthrough); a VM given some of the
+// GPUs gets NVLink only under NVIDIA's shared NVSwitch model, where a
+// service VM keeps the switches, which a plan cannot set up.
+void nvswitches(const Topology& topo, const std::vector<const PciDevice*>& devs, VmPlan& plan) {
+  if (topo.nvswitches().empty()) {
+    return;
+  }
+  const auto nvidia_gpu = [](const PciDevice* d) {
+    return d->vendor == kNvidiaVendor && d->is_gpu();
+  };
+  const auto planned = std::count_if(devs.begin(), devs.end(), nvidia_gpu);
+  std::size_t all = 0;
+  for (const auto& g : topo.gpus()) {
+    all += nvidia_gpu(g.dev) ? 1 : 0;
+  }
+  std::string missing;
+  for (const auto& n : topo.nvswitches()) {
+    if (std::find(devs.begin(), devs.end(), n.dev) == devs.end()) {
+      missing += (missing.empty() ? "" : " ") + n.name;
+    }
+  }
+  if (planned < 2) {
+    return;
+  }
+  if (static_cast<std::size_t>(planned) == all && !missing.empty()) {
+    throw OpError("every NVIDIA GPU of the host is planned but not " + missing +
+                  ": NVLink between them needs the baseboard's NVSwitches passed through "
+                  "as well (and NVIDIA Fabric Manager in the guest)");
+  }
+  if (!missing.empty()) {
+    plan.notes.push_back(
+        "NVLink: " + std::to_string(planned) + " of the host's " + std::to_string(all) +
+        " NVIDIA GPUs; their NVSwitches stay with the host, so the guest has NVLink only "
+        "under NVIDIA's shared NVSwitch model (Fabric Manager in a service VM), which this "
+        "plan does not set up: NCCL uses PCIe between them");
+  } else {
+    plan.notes.emplace_back(
+        "NVLink: the baseboard's NVSwitches are planned; the guest must run NVIDIA Fabric "
+        "Manager before NCCL can use NVLink");
+  }
+}
+
 // Firmware, MMIO window, pinning and VFIO backend (vm/platform.h).
 void platform(VmPlan& plan, const PciTree& host, const PlanRequest& req, const TreeReader* proc) {
   plan.firmware = req.firmware;
@@ -196,6 +240,7 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
   }
 
   VmPlan plan;
+  nvswitches(topo, devs, plan);
   if (!req.hugepages.empty() && req.hugepages.front() != '/') {
     throw UsageError("hugepages wants the absolute path of a hugetlbfs mount, not \"" +
                      req.hugepages + "\"");

@@ -143,9 +143,11 @@ TEST(VmPlanHgx, FourGpusTwoHostBridgesOneNode) {
 // The whole host: two nodes, three host bridges, and the BlueField-like
 // NIC behind a switch nested in switch 3 keeps both switch levels.
 TEST(VmPlanHgx, EightGpusTwoNodesNestedSwitch) {
-  const auto p = plan_json("hgx-vm", {"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
-                                      "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
-                                      "nic8", "nic9", "vcpus", "16",   "memory", "65536"});
+  const auto p =
+      plan_json("hgx-vm", {"gpu0",      "gpu1",      "gpu2",  "gpu3", "gpu4",      "gpu5",
+                           "gpu6",      "gpu7",      "nic2",  "nic3", "nic4",      "nic5",
+                           "nic6",      "nic7",      "nic8",  "nic9", "nvswitch0", "nvswitch1",
+                           "nvswitch2", "nvswitch3", "vcpus", "16",   "memory",    "65536"});
   ASSERT_EQ(p["nodes"].size(), 2U);
   EXPECT_EQ(p["nodes"][1]["vcpus"], 8);
   EXPECT_EQ(p["nodes"][1]["memory_mib"], 32768);
@@ -159,6 +161,30 @@ TEST(VmPlanHgx, EightGpusTwoNodesNestedSwitch) {
     clique += d["clique"] == 0 ? 1 : 0;
   }
   EXPECT_EQ(clique, 8);
+}
+
+// NVLink on an HGX baseboard runs through its NVSwitches: a VM given every
+// GPU must take them along, a VM given some is told it has no NVLink.
+TEST(VmPlanHgx, NvswitchesGoWithTheWholeBaseboard) {
+  Args eight{"gpu0", "gpu1", "gpu2", "gpu3", "gpu4", "gpu5", "gpu6", "gpu7"};
+  Args args{"vm", "plan"};
+  args.insert(args.end(), eight.begin(), eight.end());
+  args.insert(args.end(), {"--sysfs-root", testdata("hgx-vm/sys")});
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_EQ(r.err,
+            "Error: vm plan: every NVIDIA GPU of the host is planned but not nvswitch0 nvswitch1 "
+            "nvswitch2 nvswitch3: NVLink between them needs the baseboard's NVSwitches passed "
+            "through as well (and NVIDIA Fabric Manager in the guest)\n");
+
+  eight.insert(eight.end(), {"nvswitch0", "nvswitch1", "nvswitch2", "nvswitch3"});
+  const auto whole = plan_json("hgx-vm", eight);
+  EXPECT_EQ(whole["devices"].size(), 12U);
+  EXPECT_THAT(whole["notes"].dump(), HasSubstr("must run NVIDIA Fabric Manager"));
+
+  const auto two = plan_json("hgx-vm", {"gpu0", "gpu1"});
+  EXPECT_THAT(two["notes"].dump(), HasSubstr("NVLink: 2 of the host's 8 NVIDIA GPUs"));
+  EXPECT_THAT(plan_json("hgx-vm", {"gpu0"})["notes"].dump(), ::testing::Not(HasSubstr("NVLink")));
 }
 
 TEST(VmPlan, QemuFormatIsOneOptionPerLine) {
@@ -178,9 +204,10 @@ TEST(VmPlan, QemuFormatIsOneOptionPerLine) {
 // Whole outputs, reviewed once: the QEMU arguments for the whole HGX-like
 // host and for the emulated host's two nodes.
 TEST(VmPlanGolden, QemuArgs) {
-  const Args eight{"gpu0", "gpu1", "gpu2",  "gpu3", "gpu4",   "gpu5", "gpu6",
-                   "gpu7", "nic2", "nic3",  "nic4", "nic5",   "nic6", "nic7",
-                   "nic8", "nic9", "vcpus", "16",   "memory", "65536"};
+  const Args eight{"gpu0",      "gpu1",      "gpu2",  "gpu3", "gpu4",      "gpu5",
+                   "gpu6",      "gpu7",      "nic2",  "nic3", "nic4",      "nic5",
+                   "nic6",      "nic7",      "nic8",  "nic9", "nvswitch0", "nvswitch1",
+                   "nvswitch2", "nvswitch3", "vcpus", "16",   "memory",    "65536"};
   for (const auto& [fixture, devs] : std::vector<std::pair<std::string, Args>>{
            {"hgx-vm", eight}, {"emulated-vm", {"gpu0", "gpu1", "nic0", "nic1"}}}) {
     Args args{"vm", "plan"};

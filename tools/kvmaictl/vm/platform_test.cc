@@ -27,11 +27,15 @@ using testing::testdata;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30U;
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20U;
 
-// The first @n GPUs of hgx-vm, two to a switch (gpu0/gpu1 below sw0, ...).
+// The first @n GPUs of hgx-vm, two to a switch (gpu0/gpu1 below sw0, ...);
+// all eight take the baseboard's NVSwitches along.
 Args gpus(int n) {
   Args a;
   for (int i = 0; i < n; ++i) {
     a.push_back("gpu" + std::to_string(i));
+  }
+  if (n == 8) {
+    a.insert(a.end(), {"nvswitch0", "nvswitch1", "nvswitch2", "nvswitch3"});
   }
   return a;
 }
