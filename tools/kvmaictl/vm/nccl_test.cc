@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <libxml/tree.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -294,6 +295,98 @@ TEST(NcclTopo, SwitchesCarryTheHostPortsIds) {
   }
   EXPECT_EQ(seen, switches.size()) << "a switch in the file that the plan does not mirror";
   EXPECT_GE(seen, 4U);
+}
+
+// NCCL's own path type between two devices of its file, as src/graph/
+// paths.cc derives it from the nodes a path crosses: SYS between <cpu>s,
+// PHB when only their <cpu> joins them, PIX through one switch (<pci>
+// bridge), PXB through several.  Before that, as ncclTopoFlattenBcmSwitches
+// does, the second level of a Broadcom PEX switch (Gen4: ids 1000:c010
+// 1000:a0xx; Gen5: 1000:c030 1000:0xxx above 1000:c030 1000:1xxx) folds
+// into the first.  NCCL has no NODE: two host bridges of one CPU are PHB
+// to it.  Every GPU-NIC pair of the file must get the type NCCL gives the
+// same pair on the host.
+int bcm_gen(std::uint64_t id, unsigned level) {
+  const std::uint64_t top = id & ~std::uint64_t{0xfff};
+  if (top == 0x1000c0101000a000ULL) {
+    return 4;
+  }
+  return top == (0x1000c03010000000ULL | (std::uint64_t{level} << 12U)) ? 5 : 0;
+}
+
+TEST(NcclTopo, EveryPairHasTheHostsPathTypeByNcclsRules) {
+  const std::string text = run("nccl-topo", "hgx-vm", kEightGpus);
+  const auto doc = lx::Doc::parse(text);
+  std::map<std::string, std::uint64_t> id_of;  // bridge busid -> NCCL's 64-bit id
+  struct Node {
+    std::vector<std::string> bridges;  // top first
+    std::string numaid;
+  };
+  std::map<std::string, Node> leaf;
+  std::function<void(const xmlNode*, std::vector<std::string>&, const std::string&)> walk =
+      [&](const xmlNode* n, std::vector<std::string>& up, const std::string& numaid) {
+        for (const xmlNode* c : elements(n)) {
+          const std::string busid = lx::attr(c, "busid");
+          if (elements(c).empty()) {
+            leaf[busid] = {up, numaid};
+            continue;
+          }
+          std::uint64_t v = 0;
+          for (const char* a : {"vendor", "device", "subsystem_vendor", "subsystem_device"}) {
+            const std::string x = lx::attr(c, a);
+            v = (v << 16U) | (x.empty() ? 0 : std::stoull(x, nullptr, 16));
+          }
+          id_of[busid] = v;
+          up.push_back(busid);
+          walk(c, up, numaid);
+          up.pop_back();
+        }
+      };
+  for (const xmlNode* cpu : elements(xmlDocGetRootElement(doc.get()))) {
+    std::vector<std::string> up;
+    walk(cpu, up, lx::attr(cpu, "numaid"));
+  }
+  for (auto& [busid, l] : leaf) {
+    for (std::size_t k = l.bridges.size(); k-- > 1;) {
+      const int gen = bcm_gen(id_of[l.bridges[k - 1]], 0);
+      if (gen != 0 && bcm_gen(id_of[l.bridges[k]], 1) == gen) {
+        l.bridges.erase(l.bridges.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+    }
+  }
+  auto nccl_type = [](const Node& a, const Node& b) -> std::string {
+    if (a.numaid != b.numaid) {
+      return "SYS";
+    }
+    const auto [ia, ib] =
+        std::mismatch(a.bridges.begin(), a.bridges.end(), b.bridges.begin(), b.bridges.end());
+    if (ia == a.bridges.begin()) {
+      return "PHB";
+    }
+    const auto crossed = (a.bridges.end() - ia) + (b.bridges.end() - ib) + 1;
+    return crossed == 1 ? "PIX" : "PXB";
+  };
+
+  const auto plan = nlohmann::json::parse(run("plan", "hgx-vm", kEightGpus, true));
+  std::map<std::string, std::string> guest_bdf;  // host name -> guest bus id
+  for (const auto& d : plan["devices"]) {
+    guest_bdf[d["name"]] = d["guest_bdf"];
+  }
+  const auto topo =
+      nlohmann::json::parse(run_cli({"-j", "topo", "--sysfs-root", testdata("hgx-vm/sys")}).out);
+  int pairs = 0;
+  for (const auto& p : topo["pairs"]) {
+    const auto g = guest_bdf.find(p["gpu"]);
+    const auto n = guest_bdf.find(p["nic"]);
+    if (g == guest_bdf.end() || n == guest_bdf.end()) {
+      continue;
+    }
+    ASSERT_TRUE(leaf.contains(g->second) && leaf.contains(n->second)) << g->second << n->second;
+    const std::string host = p["path"] == "NODE" ? "PHB" : p["path"].get<std::string>();
+    EXPECT_EQ(nccl_type(leaf[g->second], leaf[n->second]), host) << p["gpu"] << "-" << p["nic"];
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 64);  // 8 GPUs x 8 NICs
 }
 
 TEST(NcclTopo, MatchesGolden) {
