@@ -40,6 +40,11 @@ REBOOT = "[   15.0] reboot: Restarting system\n"
 # The console of an emulated host one of whose vCPUs stays in L2 guest
 # mode (the task is the L2 guest's QEMU): the watchdog says so every 28 s
 # while neither port says anything else.
+# The other vCPU's word for a vCPU stuck in an L2 guest (seen in CI).
+HUNG_TASK = TRIPLE_FAULT + """\
+[  243.413122] INFO: task khugepaged:46 blocked for more than 121 seconds.
+[  243.413961]       Tainted: G           OE      6.12.117+deb12-amd64 #1 Debian 6.12.117-1~deb12u1
+"""
 STUCK_IN_L2 = TRIPLE_FAULT + "".join(
     f"[  {t}.185] watchdog: BUG: soft lockup - CPU#1 stuck for {s}s! [qemu-system-x86:458]\n"
     for t, s in ((49, 26), (77, 52), (105, 78)))
@@ -61,6 +66,20 @@ class Silence(unittest.TestCase):
 
     def test_kernel_messages_are_heard(self):
         self.assertNotEqual(vmhost.console_news(OOPS), vmhost.console_news(TRIPLE_FAULT))
+
+
+class StuckInL2(unittest.TestCase):
+    """Hung tasks while the host runs guests of its own: a vCPU stuck in
+    an L2 guest that its own watchdog cannot report."""
+
+    def test_hung_task_in_a_host_of_l2_guests_is_the_emulators(self):
+        self.assertTrue(vmhost.stuck_in_l2(HUNG_TASK, True))
+
+    def test_hung_task_elsewhere_is_ours(self):
+        self.assertFalse(vmhost.stuck_in_l2(HUNG_TASK, False))
+
+    def test_other_messages_are_not_hung_tasks(self):
+        self.assertFalse(vmhost.stuck_in_l2(OOPS + TRIPLE_FAULT, True))
 
 
 class EmulatorFailure(unittest.TestCase):
@@ -89,7 +108,7 @@ class EmulatorFailure(unittest.TestCase):
 
 
 def main():
-    tests = [t for case in (EmulatorFailure, Silence)
+    tests = [t for case in (EmulatorFailure, Silence, StuckInL2)
              for t in unittest.defaultTestLoader.loadTestsFromTestCase(case)]
     print("TAP version 13")
     print(f"1..{len(tests)}")
