@@ -76,7 +76,7 @@ check "ok-unit " kvmaictl pmu exec --user nobody vm1 unit ''
 check "--group --user ok-vm " kvmaictl pmu exec ''
 check "nobody " kvmaictl pmu exec --user nobod
 check "ok-vm " kvmaictl pmu show o
-check "--host-bridge-switches --procfs-root --root --sysfs-root firmware format gpu0 group hugepages memory mmio64 nic1 pin vcpus " kvmaictl vm plan ''
+check "--host-bridge-switches --procfs-root --root --sysfs-root firmware format gpu0 group hugepages memory merge mmio64 nic1 pin vcpus " kvmaictl vm plan ''
 check "bios uefi " kvmaictl vm plan gpu0 firmware ''
 check "node none vcpu " kvmaictl vm nccl-topo gpu0 pin ''
 exit $failed

@@ -41,7 +41,8 @@ std::string checked_name(std::string_view what, const std::string& name, std::si
 std::string printable(std::string_view s);
 
 // An enum of the spec: value and name, in spec order.
-using EnumNames = std::vector<Named<std::uint32_t>>;
+// Qualified: model/topology.h has a kvmaictl::Named of its own.
+using EnumNames = std::vector<kvmai::Named<std::uint32_t>>;
 
 const EnumNames& mode_names();
 const EnumNames& state_names();

@@ -197,7 +197,7 @@ const std::vector<Object>& command_table() {
            {{.name = "plan",
              .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "
                       "[ firmware { uefi | bios } ] [ mmio64 SIZE ] [ pin { node | vcpu | none } ] "
-                      "[ format { qemu | json | libvirt } ] [ group NAME ]",
+                      "[ format { qemu | json | libvirt } ] [ group NAME ] [ merge FILE ]",
              .summary = "mirror the devices' PCIe tree and NUMA nodes into a guest layout",
              .syntax = {.operands = {{"DEV", Count::some}},
                         .params = {{"vcpus", "N"},
@@ -207,7 +207,8 @@ const std::vector<Object>& command_table() {
                                    {"mmio64", "SIZE"},
                                    {"pin", "PIN"},
                                    {"format", "FORMAT"},
-                                   {"group", "NAME"}}},
+                                   {"group", "NAME"},
+                                   {"merge", "FILE"}}},
              .run = vm_plan},
             {.name = "nccl-topo",
              .usage = "DEV... [ vcpus N ] [ memory MIB ] [ hugepages DIR ] "

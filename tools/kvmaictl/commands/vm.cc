@@ -4,13 +4,19 @@
 #include <fmt/format.h>
 #include <linux/kvmai.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
 #include <limits>
+#include <sstream>
 
 #include "client/names.h"
 #include "commands/commands.h"
 #include "commands/host.h"
 #include "model/topology.h"
 #include "vm/libvirt.h"
+#include "vm/merge.h"
 #include "vm/nccl.h"
 #include "vm/plan.h"
 #include "vm/platform.h"
@@ -23,6 +29,7 @@ struct Request {
   PlanRequest plan{.devices = {}, .vcpus = 2, .memory_mib = 1024, .hugepages = {}};
   std::string format;
   std::string kvmai_group;  // vm plan's `group NAME`: libvirt metadata for the hook
+  std::string merge;        // vm plan's `merge FILE`: the domain to merge into
 };
 
 Request request_of(const Words& words) {
@@ -60,7 +67,24 @@ Request request_of(const Words& words) {
   if (const auto v = words.value("group")) {
     r.kvmai_group = checked_name("group name", *v, KVMAI_NAME_LEN);
   }
+  r.merge = words.value("merge").value_or("");
   return r;
+}
+
+// The domain XML of `merge FILE`; "-" is standard input, as for
+// `virsh dumpxml VM | kvmaictl vm plan ... merge -`.
+std::string read_domain(const std::string& path) {
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) {
+    throw OpError("merge " + printable(path) + ": " + std::strerror(errno));
+  }
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace
@@ -80,6 +104,11 @@ void vm_plan(const Words& words, Context& ctx) {
   if (!r.kvmai_group.empty() && format != "libvirt") {
     throw UsageError("group NAME goes with format libvirt (it is the domain's metadata)");
   }
+  if (!r.merge.empty() && format != "libvirt") {
+    throw UsageError("merge FILE goes with format libvirt (FILE is a libvirt domain)");
+  }
+  // Read before sysfs: a FILE that cannot be read is the first thing wrong.
+  const std::string into = r.merge.empty() ? "" : read_domain(r.merge);
   const auto sys = open_sysfs(ctx.opts);
   const auto proc = open_procfs_if_given(ctx.opts);
   const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));
@@ -103,8 +132,11 @@ void vm_plan(const Words& words, Context& ctx) {
     }
     return;
   }
+  const auto domain_xml = [&] {
+    return into.empty() ? libvirt_xml(p, r.kvmai_group) : libvirt_merge(p, into, r.kvmai_group);
+  };
   if (format == "libvirt" && !out.json()) {
-    out.text(libvirt_xml(p, r.kvmai_group));
+    out.text(domain_xml());
     return;
   }
   Json nodes = Json::array();
@@ -160,7 +192,7 @@ void vm_plan(const Words& words, Context& ctx) {
               {"qemu", qemu}};
   if (format == "libvirt") {
     // With -j the plan stays one JSON document; the domain XML is a string in it.
-    doc["libvirt"] = libvirt_xml(p, r.kvmai_group);
+    doc["libvirt"] = domain_xml();
   }
   if (!out.json()) {
     out.text(json_text(doc) + "\n");  // format json without -j
