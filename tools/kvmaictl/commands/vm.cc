@@ -156,6 +156,10 @@ void vm_plan(const Words& words, Context& ctx) {
     } else {
       j["slot"] = b.slot;
     }
+    if (b.model == "pcie-root-port") {
+      j["x_speed"] = b.x_speed.empty() ? Json() : Json(b.x_speed);
+      j["x_width"] = b.x_width == 0 ? Json() : Json(b.x_width);
+    }
     j["secondary"] = b.secondary;
     bridges.push_back(j);
   }

@@ -70,6 +70,15 @@ std::string comment_text(std::string s) {
   return " " + s + " ";
 }
 
+// A controller's user alias, for <qemu:override>.
+std::string bridge_alias(const GuestBridge& b) {
+  return "ua-" + b.id;
+}
+
+bool shows_link(const GuestBridge& b) {
+  return !b.x_speed.empty() || b.x_width != 0;
+}
+
 void vcpus_and_numa(const xml::Element& domain, const VmPlan& plan) {
   int vcpus = 0;
   int memory = 0;
@@ -194,6 +203,9 @@ void controllers(const xml::Element& devices, const VmPlan& plan,
     // included); the plan's chassis numbers are unique among its ports only.
     // An expander's slot on pcie-root is left to libvirt, as the plan
     // leaves it to QEMU: nothing in the guest depends on it.
+    if (shows_link(*b)) {
+      c.child("alias").attr("name", bridge_alias(*b));
+    }
     if (b->slot >= 0) {
       pci_address(c, b->bus == "pcie.0" ? 0 : index.at(b->bus), b->slot, 0, false);
     }
@@ -220,31 +232,49 @@ void hostdevs(const xml::Element& devices, const VmPlan& plan,
   }
 }
 
-// libvirt has no element for the GPUDirect clique; <qemu:override> sets
-// the vfio-pci property on the device of that alias (libvirt 8.2+), as a
-// number: QEMU reads the property as an 8-bit integer.
-void cliques(const xml::Element& domain, const VmPlan& plan) {
-  const bool any = std::any_of(plan.devices.begin(), plan.devices.end(),
-                               [](const GuestDevice& d) { return d.clique.has_value(); });
-  if (!any) {
+// libvirt has no element for the GPUDirect clique nor for a root port's
+// link; <qemu:override> sets the QEMU properties on the device of that
+// alias (libvirt 8.2+): the clique as a number (QEMU reads an 8-bit
+// integer), x-speed and x-width as the enum names QEMU takes.
+void overrides(const xml::Element& domain, const VmPlan& plan) {
+  const bool cliques = std::any_of(plan.devices.begin(), plan.devices.end(),
+                                   [](const GuestDevice& d) { return d.clique.has_value(); });
+  const bool links = std::any_of(plan.bridges.begin(), plan.bridges.end(), shows_link);
+  if (!cliques && !links) {
     return;
   }
   domain.declare_ns("qemu", kLibvirtQemuNs);
-  domain.comment(
-      comment_text("the NVIDIA GPUDirect clique (x-nv-gpudirect-clique) through "
-                   "qemu:override: libvirt marks the domain tainted (custom-device)"));
+  domain.comment(comment_text(
+      std::string(cliques ? "the NVIDIA GPUDirect clique (x-nv-gpudirect-clique)" : "") +
+      (cliques && links ? " and " : "") +
+      (links ? "the root ports' host links (x-speed, x-width)" : "") +
+      " through qemu:override: libvirt marks the domain tainted (custom-device)"));
   const xml::Element override_el = domain.ns_child("qemu", "override");
-  for (const auto& d : plan.devices) {
-    if (!d.clique) {
+  auto property = [](const xml::Element& device, std::string_view name, std::string_view type,
+                     const std::string& value) {
+    device.ns_child("qemu", "property").attr("name", name).attr("type", type).attr("value", value);
+  };
+  for (const auto& b : plan.bridges) {
+    if (!shows_link(b)) {
       continue;
     }
-    override_el.ns_child("qemu", "device")
-        .attr("alias", libvirt_alias(d))
-        .ns_child("qemu", "frontend")
-        .ns_child("qemu", "property")
-        .attr("name", "x-nv-gpudirect-clique")
-        .attr("type", "unsigned")
-        .attr("value", *d.clique);
+    const xml::Element frontend = override_el.ns_child("qemu", "device")
+                                      .attr("alias", bridge_alias(b))
+                                      .ns_child("qemu", "frontend");
+    if (!b.x_speed.empty()) {
+      property(frontend, "x-speed", "string", b.x_speed);
+    }
+    if (b.x_width != 0) {
+      property(frontend, "x-width", "string", std::to_string(b.x_width));
+    }
+  }
+  for (const auto& d : plan.devices) {
+    if (d.clique) {
+      property(override_el.ns_child("qemu", "device")
+                   .attr("alias", libvirt_alias(d))
+                   .ns_child("qemu", "frontend"),
+               "x-nv-gpudirect-clique", "unsigned", std::to_string(*d.clique));
+    }
   }
 }
 
@@ -335,7 +365,7 @@ xml::Doc libvirt_domain(const VmPlan& plan, std::string_view kvmai_group) {
       .attr("iotlb", "on");
   controllers(devices, plan, index);
   hostdevs(devices, plan, index);
-  cliques(domain, plan);
+  overrides(domain, plan);
   return doc;
 }
 

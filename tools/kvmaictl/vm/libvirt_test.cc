@@ -335,25 +335,40 @@ TEST_P(LibvirtPlan, MirrorsThePlan) {
     })) << note;
   }
 
-  // The clique: one qemu:override property per GPU in it, on its alias.
-  std::map<std::string, std::string> clique;  // alias -> value
+  // qemu:override: the clique on each GPU in it, by its hostdev's alias;
+  // each root port's host link on that port's controller alias.
+  std::map<std::string, std::map<std::string, std::string>> set;  // alias -> name -> type:value
   for (const xmlNode* o : kids(domain, "override")) {
     ASSERT_NE(o->ns, nullptr);
     EXPECT_EQ(reinterpret_cast<const char*>(o->ns->href), kLibvirtQemuNs);
     for (const xmlNode* dev : kids(o, "device")) {
-      const xmlNode* p = kid(kid(dev, "frontend"), "property");
-      EXPECT_EQ(attr(p, "name"), "x-nv-gpudirect-clique");
-      EXPECT_EQ(attr(p, "type"), "unsigned");
-      clique[attr(dev, "alias")] = attr(p, "value");
+      for (const xmlNode* p : kids(kid(dev, "frontend"), "property")) {
+        set[attr(dev, "alias")][attr(p, "name")] = attr(p, "type") + ":" + attr(p, "value");
+      }
     }
   }
-  std::map<std::string, std::string> want;
+  decltype(set) want;
   for (const auto& d : plan["devices"]) {
     if (!d["clique"].is_null()) {
-      want[alias_of.at(d["host_bdf"])] = std::to_string(d["clique"].get<int>());
+      want[alias_of.at(d["host_bdf"])]["x-nv-gpudirect-clique"] =
+          "unsigned:" + std::to_string(d["clique"].get<int>());
     }
   }
-  EXPECT_EQ(clique, want);
+  for (const auto& b : plan["bridges"]) {
+    if (b["model"] != "pcie-root-port" || (b["x_speed"].is_null() && b["x_width"].is_null())) {
+      continue;
+    }
+    const xmlNode* port = by_index.at(ctl_of.at(b["id"]));
+    const std::string alias = attr(kid(port, "alias"), "name");
+    EXPECT_THAT(alias, ::testing::StartsWith("ua-")) << b["id"];
+    if (!b["x_speed"].is_null()) {
+      want[alias]["x-speed"] = "string:" + b["x_speed"].get<std::string>();
+    }
+    if (!b["x_width"].is_null()) {
+      want[alias]["x-width"] = "string:" + std::to_string(b["x_width"].get<int>());
+    }
+  }
+  EXPECT_EQ(set, want);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, LibvirtPlan, ::testing::ValuesIn(kCases), case_name);

@@ -79,7 +79,7 @@ void check_machine(const xml_node& domain) {
   }
 }
 
-void check_devices(const xml_node& domain, const VmPlan& plan) {
+void check_devices(const xml_node& domain, const VmPlan& plan, const xml_node& planned) {
   const xml_node devices = domain.child("devices");
   for (const xml_node& h : children(devices, "hostdev")) {
     const std::string bdf = source_bdf(h);
@@ -94,9 +94,15 @@ void check_devices(const xml_node& domain, const VmPlan& plan) {
   for (const pugi::xpath_node& a : domain.select_nodes("//alias")) {
     aliases.insert(a.node().attribute("name").value());
   }
-  for (const auto& d : plan.devices) {
-    if (aliases.contains(libvirt_alias(d))) {
-      refuse(domain, "has an alias " + libvirt_alias(d) + " already, the plan's for " + d.name);
+  // The plan's aliases: its hostdevs' and those of the ports it overrides.
+  for (const pugi::xpath_node& a : planned.select_nodes("devices/*/alias")) {
+    const std::string name = a.node().attribute("name").value();
+    if (aliases.contains(name)) {
+      const xml_node comment = a.parent().find_child(
+          [](const xml_node& n) { return n.type() == pugi::node_comment; });
+      const std::string what = comment.empty() ? "" : comment.value();
+      refuse(domain, "has an alias " + name + " already, the plan's for" +
+                         what.substr(0, what.find(':')));
     }
   }
   for (const xml_node& i : children(devices, "iommu")) {
@@ -390,7 +396,7 @@ std::string libvirt_merge(const VmPlan& plan, std::string_view domain_xml,
   const xml_node from = planned.document_element();
 
   check_machine(domain);
-  check_devices(domain, plan);
+  check_devices(domain, plan, from);
   check_buses(domain, plan);
   check_firmware(domain, plan);
 

@@ -43,6 +43,31 @@ std::string bridge_model(Role role) {
   return std::string(kvmai::name_of(kBridgeModels, role, ""));
 }
 
+// sysfs's "32.0 GT/s PCIe" as pcie-root-port's x-speed, "" when QEMU has
+// no such speed (PCIELinkSpeed: 2_5, 5, 8, 16, 32, 64).
+std::string qemu_link_speed(const std::string& sysfs) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 6> speeds{{
+      {"2.5 GT/s", "2_5"},
+      {"5.0 GT/s", "5"},
+      {"8.0 GT/s", "8"},
+      {"16.0 GT/s", "16"},
+      {"32.0 GT/s", "32"},
+      {"64.0 GT/s", "64"},
+  }};
+  for (const auto& [text, qemu] : speeds) {
+    if (sysfs.starts_with(text)) {
+      return std::string(qemu);
+    }
+  }
+  return "";
+}
+
+// A width QEMU's PCIELinkWidth has, or 0.
+int qemu_link_width(std::optional<int> w) {
+  constexpr std::array<int, 7> widths{1, 2, 4, 8, 12, 16, 32};
+  return w && std::find(widths.begin(), widths.end(), *w) != widths.end() ? *w : 0;
+}
+
 // The guest bus numbers below @bus, depth first in slot order as SeaBIOS
 // assigns them; returns the last number used.
 int number_buses(VmPlan& plan, const std::string& bus, int last) {
@@ -329,6 +354,12 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
             (role == Role::root_port ? "rp" + std::to_string(nrp++) : "dp" + std::to_string(ndp++));
         b.chassis = ++chassis;
       }
+      // Only QEMU's generic root port can show a link of its own;
+      // xio3130 ports report theirs (2.5 GT/s x1) whatever the host's.
+      if (model == "pcie-root-port" && hb != nullptr) {
+        b.x_speed = qemu_link_speed(hb->max_link_speed);
+        b.x_width = qemu_link_width(hb->max_link_width);
+      }
       guest_of[key] = b.id;
       parent = b.id;
       plan.bridges.push_back(b);
@@ -410,6 +441,12 @@ std::vector<std::string> qemu_args(const VmPlan& plan) {
       dev += ",addr=" + to_hex(static_cast<unsigned>(b.slot), 2) + ".0";
       if (b.chassis != 0) {
         dev += ",chassis=" + std::to_string(b.chassis) + ",slot=" + std::to_string(b.chassis);
+      }
+      if (!b.x_speed.empty()) {
+        dev += ",x-speed=" + b.x_speed;
+      }
+      if (b.x_width != 0) {
+        dev += ",x-width=" + std::to_string(b.x_width);
       }
     }
     a.insert(a.end(), {"-device", dev});

@@ -52,6 +52,11 @@ struct GuestBridge {
   int bus_nr = 0;           // expanders only
   int numa_node = -1;       // expanders only
   int chassis = 0;          // root and downstream ports
+  // pcie-root-port only: the host port's maximum link as QEMU's x-speed
+  // ("2_5" ... "64") and x-width, so that the guest's sysfs shows it; ""
+  // and 0 when the host's is unknown or not one QEMU can show.
+  std::string x_speed{};
+  int x_width = 0;
   int slot = -1;            // on the parent's bus; -1: QEMU picks (expanders on pcie.0)
   int secondary = 0;        // guest bus number of the bus it opens (see plan_vm)
   std::string guest_bdf{};  // its own guest address, "" for expanders (see plan_vm)
