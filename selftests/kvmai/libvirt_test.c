@@ -235,7 +235,7 @@ static int define_planned(struct __test_metadata *_metadata, struct _test_data_l
 	int rc;
 
 	snprintf(sed, sizeof(sed),
-		 "sed -e 's|<domain type=\"kvm\">|&<name>%s</name>|' -e 's|</kvmai:vm>|%s&|' /tmp/%s.plan >/tmp/%s.xml",
+		 "sed -e 's|<domain type=\"kvm\"[^>]*>|&<name>%s</name>|' -e 's|</kvmai:vm>|%s&|' /tmp/%s.plan >/tmp/%s.xml",
 		 dom, pmu, dom, dom);
 	snprintf(cmd, sizeof(cmd),
 		 "%s vm plan %s vcpus 1 memory 64 hugepages /dev/hugepages firmware bios format libvirt group %s >/tmp/%s.plan 2>&1 && %s && %s define /tmp/%s.xml 2>&1 || { cat /tmp/%s.plan; false; }",
@@ -791,7 +791,7 @@ TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
 	static char l1[65536], l2[65536], xml[16384], cmd[4096];
 	struct kt_nccl_leaf leaves[16];
 	struct kt_l2_dev devs[64];
-	char why[256];
+	char why[256], hport[4][16], gport[4][16];
 	struct utsname u;
 	int nl, nd, i;
 
@@ -814,7 +814,7 @@ TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
 	ASSERT_EQ(0, kt_run(KVMAICTL " vm plan " PLANNED_DEVS " format libvirt >/tmp/planned.plan",
 			    self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	snprintf(cmd, sizeof(cmd),
-		 "sed -e 's|<domain type=\"kvm\">|&<name>planned</name><on_reboot>destroy</on_reboot>|' -e 's|</os>|%s&|' -e 's|</devices>|%s&|' /tmp/planned.plan >/tmp/planned.xml",
+		 "sed -e 's|<domain type=\"kvm\"[^>]*>|&<name>planned</name><on_reboot>destroy</on_reboot>|' -e 's|</os>|%s&|' -e 's|</devices>|%s&|' /tmp/planned.plan >/tmp/planned.xml",
 		 PLANNED_OS, PLANNED_SERIALS);
 	ASSERT_EQ(0, kt_run(cmd, self->out, sizeof(self->out))) TH_LOG("%s", self->out);
 	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "define /tmp/planned.xml"))
@@ -828,6 +828,10 @@ TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
 
 	EXPECT_EQ(0, kt_topo_same_layout(l1, l2, host, guest, 4, why, sizeof(why)))
 		TH_LOG("%s:\n%.4000s", why, l2);
+	for (int i = 0; i < 4; i++) {
+		kt_topo_port(l1, host[i], hport[i]);
+		kt_topo_port(l2, guest[i], gport[i]);
+	}
 	EXPECT_NE(NULL, strstr(l2, "\"place\":\"guest\"")) TH_LOG("%.4000s", l2);
 	EXPECT_NE(NULL, strstr(l2, "\"id\":\"numa\",\"status\":\"pass\"")) TH_LOG("%.4000s", l2);
 	EXPECT_NE(NULL, strstr(l2, "\"id\":\"switches\",\"status\":\"pass\""))
@@ -836,6 +840,9 @@ TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
 	/* After the JSON: the probe lines, each device's bus id and node. */
 	nd = kt_l2_parse_probe(l2, devs, 64);
 	nl = kt_parse_nccl(xml, leaves, 16);
+	/* Each planned root port shows its host port's link (x-speed, x-width). */
+	EXPECT_EQ(0, kt_same_port_links(hport, gport, 4, devs, nd, why, sizeof(why)))
+		TH_LOG("%s", why);
 	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
 	for (i = 0; i < nl; i++) {
 		int seen = 0;

@@ -138,7 +138,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	static const char *const host[] = { "gpu0", "gpu2", "nic0", "nic2" };
 	static const char *const guest[] = { "gpu0", "gpu1", "nic0", "nic1" };
 	static char l1[65536], l2[65536], xml[16384];
-	char drv[4][64], cmd[512], why[256];
+	char drv[4][64], cmd[512], why[256], hport[4][16], gport[4][16];
 	struct kt_nccl_leaf leaves[16];
 	struct kt_l2_dev devs[64];
 	int rc, nl, nd;
@@ -167,6 +167,10 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 
 	EXPECT_EQ(0, kt_topo_same_layout(l1, l2, host, guest, 4, why, sizeof(why)))
 		TH_LOG("%s", why);
+	for (int i = 0; i < 4; i++) {
+		kt_topo_port(l1, host[i], hport[i]);
+		kt_topo_port(l2, guest[i], gport[i]);
+	}
 
 	/*
 	 * kvmaictl check in L2 knows it runs in a guest, and finds there what
@@ -186,6 +190,9 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	/* topo prints what probe does after the JSON. */
 	nd = kt_l2_parse_probe(l2, devs, 64);
 	nl = kt_parse_nccl(xml, leaves, 16);
+	/* Each planned root port shows its host port's link (x-speed, x-width). */
+	EXPECT_EQ(0, kt_same_port_links(hport, gport, 4, devs, nd, why, sizeof(why)))
+		TH_LOG("%s", why);
 	ASSERT_EQ(4, nl) TH_LOG("NCCL file: %d leaves", nl);
 	for (int i = 0; i < nl; i++) {
 		char want[256] = "", got[256] = "", root[32], synth[16] = "";

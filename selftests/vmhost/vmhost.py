@@ -182,15 +182,16 @@ class Topology:
         devmap = []
         port_of = {}      # switch name -> list of (child name, port id, locator)
 
-        def add_ports(sw, model, bus, locator, children):
-            """One port of QEMU device @model on @bus per child, in order."""
+        def add_ports(sw, model, bus, locator, children, extra=""):
+            """One port of QEMU device @model on @bus per child, in order,
+            with the QEMU properties @extra ("x-speed=32,...") if any."""
             nonlocal chassis
             ports = []
             for i, name in enumerate(children):
                 chassis += 1
                 pid = f"{sw['name']}p{i}"
                 args.extend(["-device", f"{model},id={pid},bus={bus},addr={i:#x},"
-                             f"chassis={chassis},slot={chassis}"])
+                             f"chassis={chassis},slot={chassis}" + (f",{extra}" if extra else "")])
                 ports.append((name, pid, locator(i)))
             port_of[sw["name"]] = ports
 
@@ -206,7 +207,8 @@ class Topology:
             below = [d["name"] for d in self.devices if d["switch"] == sw["name"]]
             below += [c["name"] for c in self.switches.values() if c.get("parent") == sw["name"]]
             add_ports(sw, "pcie-root-port", pxb,
-                      lambda i, b=sw["bus_nr"]: f"0000:{b:02x}:{i:02x}.0", below)
+                      lambda i, b=sw["bus_nr"]: f"0000:{b:02x}:{i:02x}.0", below,
+                      sw.get("port_qemu", ""))
 
         def take_port(parent, child):
             for i, (name, pid, loc) in enumerate(port_of[parent]):

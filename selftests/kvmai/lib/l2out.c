@@ -12,12 +12,79 @@ int kt_l2_parse_probe(char *out, struct kt_l2_dev *devs, int max)
 	int n = 0;
 
 	for (line = strtok_r(out, "\n", &save); line && n < max;
-	     line = strtok_r(NULL, "\n", &save))
+	     line = strtok_r(NULL, "\n", &save)) {
+		devs[n].link[0] = 0;
 		if (!strncmp(line, "0000:", 5) &&
-		    sscanf(line, "%15s %15s %d %255s", devs[n].bdf, devs[n].id, &devs[n].numa,
-			   devs[n].path) == 4)
+		    sscanf(line, "%15s %15s %d %255s %39s", devs[n].bdf, devs[n].id, &devs[n].numa,
+			   devs[n].path, devs[n].link) >= 4)
 			n++;
+	}
 	return n;
+}
+
+void kt_sysfs_link(const char *bdf, char *buf, size_t len)
+{
+	char path[128], speed[64] = "", width[16] = "", *o = speed;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/max_link_speed", bdf);
+	f = fopen(path, "r");
+	if (f) {
+		/* The speed less its spaces and newline, as probe.sh's tr -d. */
+		for (int c; (c = fgetc(f)) != EOF && o < speed + sizeof(speed) - 1;)
+			if (c != ' ' && c != '\n')
+				*o++ = (char)c;
+		*o = 0;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/max_link_width", bdf);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(width, sizeof(width), f))
+			width[0] = 0;
+		width[strcspn(width, "\n")] = 0;
+		fclose(f);
+	}
+	if (speed[0] && width[0])
+		snprintf(buf, len, "%s,x%s", speed, width);
+	else
+		snprintf(buf, len, "-");
+}
+
+int kt_same_port_links(const char hport[][16], const char gport[][16], int n,
+		       const struct kt_l2_dev *devs, int nd, char *why, size_t len)
+{
+	for (int i = 0; i < n; i++) {
+		const char *got = NULL;
+		char want[64];
+
+		for (int j = 0; j < nd; j++)
+			if (!strcmp(devs[j].bdf, gport[i]))
+				got = devs[j].link;
+		kt_sysfs_link(hport[i], want, sizeof(want));
+		if (!hport[i][0] || !got || strcmp(want, got)) {
+			snprintf(why, len, "port %s on the host: %s; port %s in L2: %s", hport[i],
+				 want, gport[i][0] ? gport[i] : "?", got ? got : "not probed");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void kt_topo_port(const char *json, const char *name, char *bdf)
+{
+	char pat[64];
+	const char *p, *end, *b;
+
+	bdf[0] = 0;
+	snprintf(pat, sizeof(pat), "\"name\":\"%s\"", name);
+	p = strstr(json, pat);
+	p = p ? strstr(p, "\"upstream\":[") : NULL;
+	end = p ? strchr(p, ']') : NULL;
+	/* Root port first, the bridge right above the device last. */
+	for (b = p; b && (b = strstr(b, "\"bdf\":\"")) && b < end; b++)
+		if (sscanf(b + strlen("\"bdf\":\""), "%15[0-9a-f:.]", bdf) != 1)
+			bdf[0] = 0;
 }
 
 int kt_topo_numa(const char *json, const char *name)

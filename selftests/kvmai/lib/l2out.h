@@ -16,10 +16,26 @@ struct kt_l2_dev {
 	char id[16];	/* vendor:device */
 	int numa;
 	char path[256];	/* below /sys/devices */
+	char link[40];	/* max link, "32.0GT/sPCIe,x16"; "-" without one */
 };
 
 /* The probe lines of @out into @devs (@out is cut up); returns how many. */
 int kt_l2_parse_probe(char *out, struct kt_l2_dev *devs, int max);
+
+/* The maximum link of @bdf in this machine's sysfs, as probe.sh writes it. */
+void kt_sysfs_link(const char *bdf, char *buf, size_t len);
+
+/*
+ * Whether the port above each of @n devices shows in L2 the link its port
+ * has on this host: @hport[i] is the host port (kt_topo_port() on the
+ * host's topo), @gport[i] the L2 port, whose link @devs (L2's probe lines)
+ * give.  0 if so; else -1, with the first that differs in @why.
+ */
+int kt_same_port_links(const char hport[][16], const char gport[][16], int n,
+		       const struct kt_l2_dev *devs, int nd, char *why, size_t len);
+
+/* In `kvmaictl -j topo` output: the bus id of the bridge right above @name, "" if absent. */
+void kt_topo_port(const char *json, const char *name, char *bdf);
 
 /* In `kvmaictl -j topo` output: a device's NUMA node, or -2 if absent. */
 int kt_topo_numa(const char *json, const char *name);

@@ -344,8 +344,8 @@ xml::Doc libvirt_domain(const VmPlan& plan, std::string_view kvmai_group) {
   const xml::Element domain = doc.root();
   domain.attr("type", "kvm");
   domain.comment(
-      comment_text("kvmaictl vm plan, format libvirt: add <name>, or merge into a "
-                   "domain without PCI controllers of its own (indexes 1 and up)"));
+      comment_text("kvmaictl vm plan, format libvirt: add <name>, or put the plan into a "
+                   "domain of your own with merge FILE"));
   for (const auto& note : plan.notes) {
     domain.comment(comment_text("note: " + note));
   }
