@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/perf_pmus.h"
+#include "testing/fixture_copy.h"
 #include "testing/hook.h"
 #include "testing/run.h"
 
@@ -38,47 +39,11 @@ std::map<std::string, CheckResult> checks(const std::string& fixture) {
   return checks_in(testdata(fixture));
 }
 
-// A fixture copied to a temporary directory, to vary a file or two of it
-// for a case no committed fixture shows. Its symlinks are relative, so
-// they stay inside the copy.
-class FixtureCopy {
+// testing::FixtureCopy, with the checks run on it.
+class FixtureCopy : public testing::FixtureCopy {
  public:
-  explicit FixtureCopy(const std::string& fixture)
-      : dir_(std::filesystem::path(::testing::TempDir()) /
-             // The pid too: two test runs at once (a package build
-             // beside a developer's ctest) must not share the copy.
-             ("kvmaictl-" + fixture + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
-              std::to_string(getpid()))) {
-    std::filesystem::remove_all(dir_);
-    std::filesystem::copy(
-        testdata(fixture), dir_,
-        std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
-  }
-  FixtureCopy(const FixtureCopy&) = delete;
-  FixtureCopy& operator=(const FixtureCopy&) = delete;
-  FixtureCopy(FixtureCopy&&) = delete;
-  FixtureCopy& operator=(FixtureCopy&&) = delete;
-  ~FixtureCopy() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-
-  // `rel` is below the copy: "sys/...", "proc/cmdline".
-  void write(const std::string& rel, const std::string& text) const {
-    const auto path = dir_ / rel;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-  }
-  void append(const std::string& rel, const std::string& text) const {
-    std::ofstream(dir_ / rel, std::ios::app) << text;
-  }
-  void remove(const std::string& rel) const { std::filesystem::remove_all(dir_ / rel); }
-  std::map<std::string, CheckResult> checks() const { return checks_in(dir_); }
-  const std::filesystem::path& dir() const { return dir_; }
-
- private:
-  std::filesystem::path dir_;
+  using testing::FixtureCopy::FixtureCopy;
+  std::map<std::string, CheckResult> checks() const { return checks_in(dir()); }
 };
 
 // A `resource` file as the kernel prints it: the BAR lines given ("" for
@@ -580,6 +545,24 @@ TEST(GuestCheck, NcclFileWithUnknownBusFails) {
       EXPECT_THAT(c["evidence"].get<std::string>(), HasSubstr("0000:c2:00.0"));
     }
   }
+}
+
+// The synthetic bridge vm nccl-topo writes for a host root bus that is a
+// switch (ffff:ff:NN.0) names no function of any guest, by design.
+TEST(GuestCheck, NcclFileSyntheticBridgeIsNoGhost) {
+  const FixtureCopy copy("tenant-planned");
+  copy.append("etc/nccl/topo.xml", "<pci busid=\"ffff:ff:01.0\" class=\"0x060400\"/>\n");
+  const auto r = run_cli({"-j", "check", "--root", copy.dir().string()});
+  const auto j = nlohmann::json::parse(r.out);
+  int seen = 0;
+  for (const auto& c : j["checks"]) {
+    if (c["id"] == "nccl-topo") {
+      ++seen;
+      EXPECT_EQ(c["status"], "pass") << c["evidence"];
+    }
+  }
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(r.rc, kExitOk) << r.out;
 }
 
 // A recorded sysfs tree given alone is never read with this machine's

@@ -38,5 +38,6 @@ void topo_tree(const Words& words, Context& ctx);
 void version_show(const Words& words, Context& ctx);
 void vm_plan(const Words& words, Context& ctx);
 void vm_nccl_topo(const Words& words, Context& ctx);
+void vm_nccl_map(const Words& words, Context& ctx);
 
 }  // namespace kvmai::kvmaictl

@@ -222,6 +222,13 @@ const std::vector<Object>& command_table() {
                                    {"mmio64", "SIZE"},
                                    {"pin", "PIN"}}},
              .run = vm_nccl_topo,
+             .no_json = "it prints NCCL's XML topology file"},
+            {.name = "nccl-map",
+             .usage = "PLAN FILE",
+             .summary = "in the guest: FILE (vm nccl-topo's) with this guest's bus ids, found "
+                        "by the paths of PLAN (-j vm plan's)",
+             .syntax = {.operands = {{"PLAN", Count::one}, {"FILE", Count::one}}},
+             .run = vm_nccl_map,
              .no_json = "it prints NCCL's XML topology file"}}},
   };
   return table;

@@ -53,6 +53,8 @@ const std::map<std::string, Args>& samples() {
       {"version show", {}},
       {"vm plan", {"gpu0", "nic0", "vcpus", "2", "memory", "256"}},
       {"vm nccl-topo", {"gpu0", "nic0", "vcpus", "2"}},
+      // Files that are not there: it says so (exit 1).
+      {"vm nccl-map", {"/nonexistent/plan.json", "/nonexistent/topo.xml"}},
   };
   return s;
 }

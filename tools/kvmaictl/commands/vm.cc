@@ -18,6 +18,7 @@
 #include "vm/libvirt.h"
 #include "vm/merge.h"
 #include "vm/nccl.h"
+#include "vm/nccl_map.h"
 #include "vm/plan.h"
 #include "vm/platform.h"
 
@@ -71,9 +72,9 @@ Request request_of(const Words& words) {
   return r;
 }
 
-// The domain XML of `merge FILE`; "-" is standard input, as for
-// `virsh dumpxml VM | kvmaictl vm plan ... merge -`.
-std::string read_domain(const std::string& path) {
+// The text of file @path, which a command's @word names; "-" is standard
+// input, as for `virsh dumpxml VM | kvmaictl vm plan ... merge -`.
+std::string read_input(const std::string& word, const std::string& path) {
   std::ostringstream text;
   if (path == "-") {
     text << std::cin.rdbuf();
@@ -81,7 +82,7 @@ std::string read_domain(const std::string& path) {
   }
   std::ifstream in(path);
   if (!in) {
-    throw OpError("merge " + printable(path) + ": " + std::strerror(errno));
+    throw OpError(word + " " + printable(path) + ": " + std::strerror(errno));
   }
   text << in.rdbuf();
   return text.str();
@@ -98,6 +99,15 @@ void vm_nccl_topo(const Words& words, Context& ctx) {
   ctx.out.text(nccl_topology_xml(plan_vm(topo, *sys, r.plan, proc.get()), topo.tree()));
 }
 
+void vm_nccl_map(const Words& words, Context& ctx) {
+  const auto files = words.operands();
+  const std::string plan = read_input("PLAN", files.at(0));
+  const std::string file = read_input("FILE", files.at(1));
+  const auto sys = open_sysfs(ctx.opts);
+  const PciTree guest = PciTree::read(*sys, tree_options(ctx.opts));
+  ctx.out.text(nccl_map(plan, file, guest));
+}
+
 void vm_plan(const Words& words, Context& ctx) {
   const Request r = request_of(words);
   const std::string format = !r.format.empty() ? r.format : ctx.opts.json ? "json" : "qemu";
@@ -108,7 +118,7 @@ void vm_plan(const Words& words, Context& ctx) {
     throw UsageError("merge FILE goes with format libvirt (FILE is a libvirt domain)");
   }
   // Read before sysfs: a FILE that cannot be read is the first thing wrong.
-  const std::string into = r.merge.empty() ? "" : read_domain(r.merge);
+  const std::string into = r.merge.empty() ? "" : read_input("merge", r.merge);
   const auto sys = open_sysfs(ctx.opts);
   const auto proc = open_procfs_if_given(ctx.opts);
   const Topology topo(PciTree::read(*sys, tree_options(ctx.opts)));

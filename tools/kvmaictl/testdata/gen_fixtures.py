@@ -898,17 +898,22 @@ def tenant_amd():
     return h
 
 
-def tenant_planned():
+def tenant_planned(name="tenant-planned", spare=0):
     """The guest of `kvmaictl vm plan gpu0 gpu1 gpu4 gpu5 nic2 nic3 nic6 nic7`
     on hgx-vm, as QEMU builds it (golden/hgx-vm.plan.qemu.txt): per host
     switch a pxb-pcie expander on the switch's NUMA node (bus_nr 32 and
-    96), a root port, an x3130 upstream port and xio3130 downstream ports
+    64), a root port, an x3130 upstream port and xio3130 downstream ports
     (no ACS capability, so each switch's functions share an IOMMU group),
     the GPUs and ConnectX-7 NICs below them with their physical links;
     intel-iommu with device-iotlb (ATS on). The tenant has set MaxReadReq
     4096 and Relaxed Ordering, reserved huge pages, and points NCCL at the
-    topology file the host wrote for this plan."""
-    h = tenant("tenant-planned", ("GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+"),
+    topology file the host wrote for this plan.
+
+    With @spare, the firmware keeps that many bus numbers free behind each
+    downstream port (as one that reserves buses for hotplug would): the
+    expanders' root buses and every device.function stay, the buses below
+    move, and the file, the host's, names the planned ones."""
+    h = tenant(name, ("GenuineIntel", "Intel(R) Xeon(R) Platinum 8480+"),
                ("QEMU", "Standard PC (Q35 + ICH9, 2009)"))
     h.iommu, h.iommu_units, h.group_type = True, [("dmar0", *VTD_QEMU)], "DMA"
     h.hugepages = {"1048576kB": 0, "2048kB": 16384}
@@ -916,27 +921,30 @@ def tenant_planned():
     r0 = h.root(0x00, numa=0)
     r0.add(0x00, 0, *Q35_HOST, pcie=False, group=0)
     xml = ['<system version="1">\n']
-    for i, (bus, node) in enumerate(((0x20, 0), (0x60, 1))):
+    for i, (bus, node) in enumerate(((0x20, 0), (0x40, 1))):
         r0.add(0x03 + i, 0, 0x1B36, 0x000B, HOST_BRIDGE, pcie=False, group=1 + i)
         r = h.root(bus, numa=node)
         group = 10 + i
+        last = bus + 2 + 4 * (1 + spare)
         rp = r.add(0x00, 0, 0x1B36, 0x000C, PCI_BRIDGE, ptype=PT_ROOT_PORT, sec=bus + 1,
-                   sub=bus + 6, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport",
+                   sub=last, acs=(ACS_CAP_FULL, ACS_KERNEL_DEFAULT), driver="pcieport",
                    group=20 + i)
         usp = rp.add(0x00, 0, 0x104C, 0x8232, PCI_BRIDGE, ptype=PT_UPSTREAM, sec=bus + 2,
-                     sub=bus + 6, driver="pcieport", group=group)
-        xml.append('  <cpu numaid="%d">\n    <pci busid="%s" class="0x060400" '
-                   'link_speed="32.0 GT/s PCIe" link_width="16">\n' % (node, usp.bdf))
+                     sub=last, driver="pcieport", group=group)
+        # The host's file: the bus ids of the plan (SeaBIOS's numbering).
+        xml.append('  <cpu numaid="%d">\n    <pci busid="0000:%02x:00.0" class="0x060400" '
+                   'link_speed="32.0 GT/s PCIe" link_width="16">\n' % (node, bus + 1))
         members = [gpu(ats=True), gpu(ats=True), cx7(sriov=None), cx7(sriov=None)]
         for slot, (vendor, device, cls, kw) in enumerate(members):
+            sec = bus + 3 + slot * (1 + spare)
             dsp = usp.add(slot, 0, 0x104C, 0x8233, PCI_BRIDGE, ptype=PT_DOWNSTREAM,
-                          sec=bus + 3 + slot, driver="pcieport", group=group)
+                          sec=sec, sub=sec + spare, driver="pcieport", group=group)
             kw = dict(kw, driver="nvidia" if vendor == NVIDIA else "mlx5_core", group=group,
                       mrrs=4096, relaxed_ordering=True)
             ep = dsp.add(0x00, 0, vendor, device, cls, **kw)
-            xml.append('      <pci busid="%s" class="0x%06x" vendor="0x%04x" device="0x%04x" '
-                       'link_speed="32.0 GT/s PCIe" link_width="16"/>\n'
-                       % (ep.bdf, cls, vendor, device))
+            xml.append('      <pci busid="0000:%02x:00.0" class="0x%06x" vendor="0x%04x" '
+                       'device="0x%04x" link_speed="32.0 GT/s PCIe" link_width="16"/>\n'
+                       % (bus + 3 + slot, cls, vendor, device))
         xml.append("    </pci>\n  </cpu>\n")
     xml.append("</system>\n")
     h.etc = {"nccl.conf": "NCCL_TOPO_FILE=/etc/nccl/topo.xml\n", "nccl/topo.xml": "".join(xml)}
@@ -946,7 +954,8 @@ def tenant_planned():
 HOSTS = [hgx, flat, multifunction, noacs, iommu_off, lambda: emulated(False),
          lambda: emulated(True), unprivileged, pmu_server, no_pmu,
          lambda: emulated(True, "emulated-vm", "vfio-pci"), lambda: hgx("hgx-vm", vfio=True),
-         rdma_vf, vgpu, tenant_intel, tenant_amd, tenant_planned]
+         rdma_vf, vgpu, tenant_intel, tenant_amd, tenant_planned,
+         lambda: tenant_planned("tenant-renumbered", spare=1)]
 
 
 def main():
