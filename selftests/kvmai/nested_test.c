@@ -122,6 +122,36 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 }
 
 /*
+ * The planned guest's host devices: two GPUs and two NICs from two NUMA
+ * nodes and two switches, and the words that plan it.
+ */
+static const char *const planned[] = { "gpu0", "gpu2", "nic0", "nic2" };
+#define PLAN_WORDS "gpu0 gpu2 nic0 nic2 vcpus 2 memory 256 firmware bios"
+
+/* @planned to vfio-pci, their drivers kept in @drv; what failed, or 0. */
+static int bind_planned(char drv[4][64])
+{
+	for (int i = 0; i < 4; i++)
+		drv[i][0] = 0;
+	for (int i = 0; i < 4; i++) {
+		const struct kt_dev *d = kt_dev(planned[i]);
+
+		if (!d || kt_pci_driver(d->bdf, drv[i], 64) ||
+		    _test_cmd_pci_bind(d->bdf, "vfio-pci"))
+			return -1;
+	}
+	return 0;
+}
+
+/* Back to the drivers bind_planned() found. */
+static void unbind_planned(char drv[4][64])
+{
+	for (int i = 0; i < 4; i++)
+		if (drv[i][0])
+			_test_cmd_pci_bind(kt_dev(planned[i])->bdf, drv[i]);
+}
+
+/*
  * The dogfood: two GPUs and two NICs from two NUMA nodes and two switches
  * of the emulated host (its expanders, which it treats as ACS switches),
  * laid out for L2 by `kvmaictl vm plan` and booted with exactly its QEMU
@@ -135,33 +165,26 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
 TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 {
 	/* Host names, and what L2's kvmaictl calls them (in bus order). */
-	static const char *const host[] = { "gpu0", "gpu2", "nic0", "nic2" };
+	const char *const *host = planned;
 	static const char *const guest[] = { "gpu0", "gpu1", "nic0", "nic1" };
 	static char l1[65536], l2[65536], xml[16384];
-	char drv[4][64], cmd[512], why[256], hport[4][16], gport[4][16];
+	char drv[4][64], why[256], hport[4][16], gport[4][16];
 	struct kt_nccl_leaf leaves[16];
 	struct kt_l2_dev devs[64];
 	int rc, nl, nd;
 
 	if (access(KT_L2_KERNEL, F_OK))
 		SKIP(return, KT_L2_SKIP);
-	for (int i = 0; i < 4; i++) {
-		ASSERT_NE(NULL, kt_dev(host[i]));
-		ASSERT_EQ(0, kt_pci_driver(kt_dev(host[i])->bdf, drv[i], sizeof(drv[i])));
-		test_cmd_pci_bind(kt_dev(host[i])->bdf, "vfio-pci");
-	}
-	ASSERT_EQ(0, kt_run("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1)));
-	snprintf(cmd, sizeof(cmd),
-		 "/kvmai/bin/kvmaictl vm nccl-topo %s %s %s %s vcpus 2 memory 256 firmware bios",
-		 host[0], host[1], host[2], host[3]);
-	ASSERT_EQ(0, kt_run(cmd, xml, sizeof(xml))) TH_LOG("%s", xml);
-	snprintf(cmd, sizeof(cmd),
-		 "plan=$(/kvmai/bin/kvmaictl vm plan %s %s %s %s vcpus 2 memory 256 firmware bios) && l2-run -s topo -w /tmp/l2-plan -- $plan 2>&1",
-		 host[0], host[1], host[2], host[3]);
-	rc = kt_run(cmd, l2, sizeof(l2));
-	for (int i = 0; i < 4; i++)
-		_test_cmd_pci_bind(kt_dev(host[i])->bdf, drv[i]);
-	ASSERT_EQ(0, rc) TH_LOG("plan or l2-run failed:\n%s", l2);
+	rc = bind_planned(drv);
+	if (!rc)
+		rc = kt_run("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1));
+	if (!rc)
+		rc = kt_run("/kvmai/bin/kvmaictl vm nccl-topo " PLAN_WORDS, xml, sizeof(xml));
+	if (!rc)
+		rc = kt_run("plan=$(/kvmai/bin/kvmaictl vm plan " PLAN_WORDS ") && "
+			    "l2-run -s topo -w /tmp/l2-plan -- $plan 2>&1", l2, sizeof(l2));
+	unbind_planned(drv);
+	ASSERT_EQ(0, rc) TH_LOG("binding, plan or l2-run failed:\n%s\n%s", xml, l2);
 	ASSERT_NE(NULL, strstr(l2, "\"devices\":"))
 		TH_LOG("no kvmaictl -j topo from L2:\n%.4000s", l2);
 
@@ -251,6 +274,62 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 				       o->bdf);
 		}
 	}
+}
+
+/*
+ * The plan under a firmware that numbers the buses below the root ports
+ * otherwise: SeaBIOS keeps two bus numbers free behind each root port that
+ * asks (QEMU's bus-reserve), as firmware reserving buses for hotplug does.
+ * The host's NCCL file then names bus ids L2 does not give its devices;
+ * vm nccl-map in L2, from the plan's JSON, must give each device of the
+ * file the bus id L2 shows it at, on the file's NUMA node.
+ */
+TEST_F_TIMEOUT(l2, nccl_file_follows_the_firmwares_bus_numbers, 400)
+{
+	static char l2[65536], xml[16384], out[65536];
+	struct kt_nccl_leaf host[16], mapped[16];
+	struct kt_l2_dev devs[64];
+	int rc, nh, nm, nd, moved = 0;
+	char drv[4][64];
+
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	rc = bind_planned(drv);
+	if (!rc)
+		rc = kt_run("d=/tmp/l2-map/files/kvmai/map && rm -rf /tmp/l2-map && mkdir -p $d && "
+			    "/kvmai/bin/kvmaictl -j vm plan " PLAN_WORDS " >$d/plan.json && "
+			    "/kvmai/bin/kvmaictl vm nccl-topo " PLAN_WORDS " >$d/topo.xml && "
+			    "cat $d/topo.xml && (cd /tmp/l2-map/files && find . | cpio -o -H newc | "
+			    "gzip) >/tmp/l2-map/files.cpio.gz", xml, sizeof(xml));
+	if (!rc)
+		rc = kt_run("plan=$(/kvmai/bin/kvmaictl vm plan " PLAN_WORDS ") && "
+			    "l2-run -s nccl-map -w /tmp/l2-map/run -i /tmp/l2-map/files.cpio.gz -- "
+			    "$plan -global pcie-root-port.bus-reserve=2 2>&1", l2, sizeof(l2));
+	unbind_planned(drv);
+	ASSERT_EQ(0, rc) TH_LOG("binding, plan or l2-run failed:\n%s\n%s", xml, l2);
+
+	/* The mapped file, then the probe lines: both cut their buffers up. */
+	snprintf(out, sizeof(out), "%s", l2);
+	nh = kt_parse_nccl(xml, host, 16);
+	nm = kt_parse_nccl(out, mapped, 16);
+	nd = kt_l2_parse_probe(l2, devs, 64);
+	ASSERT_EQ(4, nh) TH_LOG("the host's file: %d devices", nh);
+	ASSERT_EQ(nh, nm) TH_LOG("the mapped file: %d devices", nm);
+	for (int i = 0; i < nm; i++) {
+		int seen = 0;
+
+		for (int j = 0; j < nd; j++) {
+			if (strcmp(devs[j].bdf, mapped[i].busid))
+				continue;
+			seen++;
+			EXPECT_EQ(mapped[i].numaid, devs[j].numa) TH_LOG("%s", devs[j].bdf);
+		}
+		EXPECT_EQ(1, seen) TH_LOG("%s of the mapped file: %d in L2", mapped[i].busid, seen);
+		EXPECT_EQ(host[i].numaid, mapped[i].numaid) TH_LOG("%s", mapped[i].busid);
+		moved += !!strcmp(host[i].busid, mapped[i].busid);
+	}
+	/* Else the firmware numbered as the plan did, and nothing was shown. */
+	EXPECT_LT(0, moved) TH_LOG("no bus id moved: bus-reserve did not take");
 }
 
 /*
