@@ -19,40 +19,27 @@
 #include <sstream>
 
 #include "cli/errors.h"
+#include "testing/plan_words.h"
 #include "testing/run.h"
 
 namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::hgx_gpus;
 using testing::matches_golden;
 using ::testing::Not;
+using testing::operator+;
 using testing::run_cli;
 using testing::sh;
 using testing::testdata;
 
 const std::string kDomain = testdata("domains/train1.xml");
 
-Args gpus(int n) {
-  Args a;
-  for (int i = 0; i < n; ++i) {
-    a.push_back("gpu" + std::to_string(i));
-  }
-  if (n == 8) {
-    a.insert(a.end(), {"nvswitch0", "nvswitch1", "nvswitch2", "nvswitch3"});
-  }
-  return a;
-}
-
-Args operator+(Args a, const Args& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 // The words of a training guest on @n GPUs and the RDMA NIC of each of
 // their switches: 1 GiB pages, vCPUs pinned 1:1.
 Args training(int n) {
-  Args a = gpus(n);
+  Args a = hgx_gpus(n);
   for (int sw = 0; sw < (n + 1) / 2; ++sw) {
     a.push_back("nic" + std::to_string(2 + 2 * sw));
   }
@@ -208,7 +195,7 @@ TEST(Merge, CliqueOverrideUsesTheDomainsPrefix) {
     replace_once(s, "</domain>",
                  "<q:commandline><q:arg value='-no-user-config'/></q:commandline></domain>");
   });
-  const std::string xml = merged(gpus(8) + Args{"vcpus", "8", "memory", "65536"}, dom.path());
+  const std::string xml = merged(hgx_gpus(8) + Args{"vcpus", "8", "memory", "65536"}, dom.path());
   EXPECT_THAT(xml, HasSubstr("<q:override>"));
   EXPECT_THAT(xml, HasSubstr("<q:property name=\"x-nv-gpudirect-clique\""));
   EXPECT_THAT(xml, Not(HasSubstr("qemu:")));
@@ -217,7 +204,7 @@ TEST(Merge, CliqueOverrideUsesTheDomainsPrefix) {
 }
 
 TEST(Merge, ClashesAreRefusedByName) {
-  const Args two = gpus(2);
+  const Args two = hgx_gpus(2);
   struct Clash {
     std::string from, to, err;
   };
@@ -264,7 +251,7 @@ TEST(Merge, ClashesAreRefusedByName) {
 }
 
 TEST(Merge, MoreBusesThanFitBelowTheFirstExpanderAreRefused) {
-  const auto j = nlohmann::json::parse(plan(Args{"-j"} + gpus(2)).out);
+  const auto j = nlohmann::json::parse(plan(Args{"-j"} + hgx_gpus(2)).out);
   int first = 256;
   for (const auto& b : j["bridges"]) {
     if (b["model"] == "pxb-pcie") {
@@ -285,14 +272,14 @@ TEST(Merge, MoreBusesThanFitBelowTheFirstExpanderAreRefused) {
     const Domain fits([&](std::string& s) {
       replace_once(s, "<controller type='sata'", ports(5, first - 1) + "<controller type='sata'");
     });
-    EXPECT_THAT(merged(gpus(2), fits.path()),
+    EXPECT_THAT(merged(hgx_gpus(2), fits.path()),
                 HasSubstr("<controller type=\"pci\" index=\"" + std::to_string(first) +
                           "\" model=\"pcie-expander-bus\">"));
   }
   const Domain full([&](std::string& s) {
     replace_once(s, "<controller type='sata'", ports(5, first) + "<controller type='sata'");
   });
-  EXPECT_THAT(refusal(gpus(2), full.path()),
+  EXPECT_THAT(refusal(hgx_gpus(2), full.path()),
               HasSubstr(fmt::format("domain 'train1' has {} PCI buses of its own below "
                                     "pcie-root, which reach the plan's first expander bus 0x{:02x}",
                                     first, first)));
@@ -311,23 +298,23 @@ TEST(Merge, KvmaiMetadataIsNotDoubled) {
                  "<k:vm xmlns:k='https://kvm-ai.dev/xmlns/libvirt/1'><k:group name='old' "
                  "mode='translated' from='hostdevs'/></k:vm></metadata>");
   });
-  EXPECT_THAT(refusal(gpus(2) + Args{"group", "train1-p2p"}, dom.path()),
+  EXPECT_THAT(refusal(hgx_gpus(2) + Args{"group", "train1-p2p"}, dom.path()),
               HasSubstr("domain 'train1' has kvm-ai metadata (<k:vm>) already: drop it or merge "
                         "without group NAME"));
   // Without group NAME the domain's own metadata stays as it is.
-  EXPECT_THAT(merged(gpus(2), dom.path()), HasSubstr("<k:group name=\"old\""));
+  EXPECT_THAT(merged(hgx_gpus(2), dom.path()), HasSubstr("<k:group name=\"old\""));
 }
 
 TEST(Merge, BadFilesSayWhatIsWrong) {
-  auto r = plan(gpus(2) + Args{"format", "libvirt", "merge", "/nonexistent/dom.xml"});
+  auto r = plan(hgx_gpus(2) + Args{"format", "libvirt", "merge", "/nonexistent/dom.xml"});
   EXPECT_EQ(r.rc, kExitFailed);
   EXPECT_EQ(r.err, "Error: vm plan: merge /nonexistent/dom.xml: No such file or directory\n");
   const Domain broken([](std::string& s) { replace_once(s, "</domain>", ""); });
-  EXPECT_THAT(refusal(gpus(2), broken.path()), HasSubstr("merge: not XML ("));
+  EXPECT_THAT(refusal(hgx_gpus(2), broken.path()), HasSubstr("merge: not XML ("));
   const Domain net([](std::string& s) { s = "<network><name>default</name></network>"; });
-  EXPECT_THAT(refusal(gpus(2), net.path()),
+  EXPECT_THAT(refusal(hgx_gpus(2), net.path()),
               HasSubstr("merge: not a libvirt domain (its root element is <network>)"));
-  r = plan(gpus(2) + Args{"merge", kDomain});
+  r = plan(hgx_gpus(2) + Args{"merge", kDomain});
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_THAT(r.err, HasSubstr("merge FILE goes with format libvirt"));
 }

@@ -14,36 +14,21 @@
 #include <sstream>
 
 #include "cli/errors.h"
+#include "testing/plan_words.h"
 #include "testing/run.h"
 
 namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::hgx_gpus;
 using ::testing::Not;
+using testing::operator+;
 using testing::run_cli;
 using testing::testdata;
 
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30U;
 constexpr std::uint64_t kMiB = std::uint64_t{1} << 20U;
-
-// The first @n GPUs of hgx-vm, two to a switch (gpu0/gpu1 below sw0, ...);
-// all eight take the baseboard's NVSwitches along.
-Args gpus(int n) {
-  Args a;
-  for (int i = 0; i < n; ++i) {
-    a.push_back("gpu" + std::to_string(i));
-  }
-  if (n == 8) {
-    a.insert(a.end(), {"nvswitch0", "nvswitch1", "nvswitch2", "nvswitch3"});
-  }
-  return a;
-}
-
-Args operator+(Args a, const Args& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 testing::RunResult plan(const Args& words, const std::string& root = testdata("hgx-vm"),
                         bool json = true) {
@@ -72,7 +57,7 @@ TEST(Platform, WindowHoldsTheBarsOfOneTwoFourAndEightGpus) {
   std::ostringstream golden;
   for (const int n : {1, 2, 4, 8}) {
     SCOPED_TRACE(std::to_string(n) + " GPUs");
-    const auto p = plan_ok(gpus(n));
+    const auto p = plan_ok(hgx_gpus(n));
     const std::uint64_t need = p["mmio64"]["need"];
     const std::uint64_t size = p["mmio64"]["size"];
     EXPECT_GE(need, n * (128 * kGiB + 32 * kMiB)) << "less than the BARs themselves";
@@ -88,7 +73,7 @@ TEST(Platform, WindowHoldsTheBarsOfOneTwoFourAndEightGpus) {
     EXPECT_NE(std::find(q.begin(), q.end(), fw_cfg), q.end()) << q.dump();
     EXPECT_NE(std::find(q.begin(), q.end(), "/usr/share/ovmf/OVMF.fd"), q.end()) << q.dump();
     const std::string xml =
-        plan(gpus(n) + Args{"format", "libvirt"}, testdata("hgx-vm"), false).out;
+        plan(hgx_gpus(n) + Args{"format", "libvirt"}, testdata("hgx-vm"), false).out;
     EXPECT_THAT(xml, HasSubstr("<entry name=\"opt/ovmf/X-PciMmio64Mb\">" +
                                std::to_string(size >> 20U) + "</entry>"));
     EXPECT_THAT(xml, HasSubstr("<os firmware=\"efi\">"));
@@ -127,7 +112,7 @@ TEST(Platform, WindowRefusals) {
   std::ofstream(root / "proc/cpuinfo") << "processor\t: 0\n"
                                        << "address sizes\t: 39 bits physical, 48 bits virtual\n";
   EXPECT_EQ(plan_ok({"gpu0", "memory", "1024"}, root)["phys_bits"], 39);
-  r = plan(gpus(4) + Args{"memory", "1024"}, root);
+  r = plan(hgx_gpus(4) + Args{"memory", "1024"}, root);
   EXPECT_EQ(r.rc, kExitFailed);
   EXPECT_EQ(r.err,
             "Error: vm plan: the 1 TiB MMIO window above 1024 MiB of memory ends at guest address "
