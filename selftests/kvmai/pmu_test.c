@@ -841,12 +841,15 @@ static bool environ_has(pid_t pid, const char *var)
 /*
  * Starts "kvmaictl pmu exec ARGS -- /bin/sleep 60" (@argv: ARGS, then
  * NULL), its stderr in EXEC_ERR, and waits until the process runs sleep:
- * its pid, or -1 if kvmaictl exited first (its output logged).
+ * its pid, or -1 if kvmaictl exited first (its output logged).  "Runs"
+ * is its comm and its environment both: execve() names the task before
+ * the new program's stack holds the environment, and /proc/PID/environ
+ * reads empty in between.
  */
 static pid_t exec_sleep(struct __test_metadata *_metadata, const char *const *args)
 {
 	const char *argv[16] = { KVMAICTL, "pmu", "exec" };
-	char comm[32] = "", err[1024];
+	char comm[32] = "", err[1024], env[64];
 	int n = 3, status, i, fd;
 	pid_t pid;
 
@@ -868,7 +871,8 @@ static pid_t exec_sleep(struct __test_metadata *_metadata, const char *const *ar
 	for (i = 0; i < 1000; i++) {
 		snprintf(err, sizeof(err), "/proc/%d/comm", pid);
 		kt_file_read(err, comm, sizeof(comm));
-		if (!strcmp(comm, "sleep\n"))
+		snprintf(err, sizeof(err), "/proc/%d/environ", pid);
+		if (!strcmp(comm, "sleep\n") && kt_file_read(err, env, sizeof(env)) > 0)
 			return pid;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			kt_file_read(EXEC_ERR, err, sizeof(err));
