@@ -27,6 +27,14 @@
  *
  * Loads that KVM passes through still reach the CPU's own MSR, not these.
  *
+ * And whether the host could create an event on a unit while the registry
+ * writes its registers (kvmai_mock_pmu/scrub_probe): written 1, every
+ * registry write asks the registry, on the package it writes, whether it
+ * would accept a host event there now, and counts the answers ("opened N
+ * refused M"); written 0, it stops.  A scrub of a reservation that ends
+ * must find the unit still closed to the host, or the host event it lets
+ * in is stopped by the scrub behind perf's back.
+ *
  * Like a real driver setting up its boxes when a package gets its first
  * CPU back, the mock enables pair 0 of a package whose CPUs were all
  * offline when one of them is being brought up (MOCK_INIT_CTL), before any
@@ -35,6 +43,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpuhotplug.h>
+#include <linux/delay.h>
 #include <linux/debugfs.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -46,6 +55,7 @@
 #include <asm/processor.h>
 #include <asm/uncore_guest.h>
 
+#include "../compat.h"
 #include "kvmai_mock.h"
 
 #define MOCK_L3_MSR	0xc0010230	/* CTL0, CTR0, CTL1, ... */
@@ -72,9 +82,19 @@ struct mock_pmu {
 	bool registered;
 	u64 *regs;		/* [package][2 * pairs]: CTL0, CTR0, CTL1, ... */
 	atomic_long_t writes;
+	struct perf_event *probe;	/* the scrub probe's host event */
+	unsigned long probing;		/* bit 0: @probe in use */
 };
 
 static struct dentry *mock_debugfs;
+
+/*
+ * For the test that a host event opened while a unit comes up is counted:
+ * the time between offering each uncore unit and registering its PMU.
+ */
+static unsigned int register_delay_ms;
+module_param(register_delay_ms, uint, 0444);
+MODULE_PARM_DESC(register_delay_ms, "test only: sleep between offering a unit and registering it");
 static int mock_cpuhp = -1;
 
 static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
@@ -243,6 +263,32 @@ static int mock_guest_read(struct pmu *pmu, u32 msr, u64 *val)
 	return 0;
 }
 
+static bool mock_probe_armed;
+static atomic_t mock_probe_opened, mock_probe_refused;
+
+/*
+ * Would the registry take a host event on this CPU now?  Asked the way the
+ * driver's event_init() asks; an accepted event is destroyed at once.
+ */
+static void mock_probe_host_event(struct mock_pmu *mp)
+{
+	struct perf_event *event = mp->probe;
+
+	if (!READ_ONCE(mock_probe_armed) || !event ||
+	    test_and_set_bit_lock(0, &mp->probing))
+		return;
+	event->cpu = smp_processor_id();
+	event->destroy = NULL;
+	if (!uncore_guest_event_init(event)) {
+		atomic_inc(&mock_probe_opened);
+		if (event->destroy)
+			event->destroy(event);
+	} else {
+		atomic_inc(&mock_probe_refused);
+	}
+	clear_bit_unlock(0, &mp->probing);
+}
+
 static int mock_guest_write(struct pmu *pmu, u32 msr, u64 val)
 {
 	struct mock_pmu *mp = container_of(pmu, struct mock_pmu, pmu);
@@ -250,6 +296,7 @@ static int mock_guest_write(struct pmu *pmu, u32 msr, u64 val)
 
 	if (!reg)
 		return -EIO;
+	mock_probe_host_event(mp);
 	WRITE_ONCE(*reg, val);
 	atomic_long_inc(&mp->writes);
 	return 0;
@@ -273,6 +320,45 @@ static int mock_regs_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mock_regs);
+
+static int mock_probe_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "opened %d refused %d\n", atomic_read(&mock_probe_opened),
+		   atomic_read(&mock_probe_refused));
+	return 0;
+}
+
+static int mock_probe_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, mock_probe_show, NULL);
+}
+
+/* 1 arms the probe with its counts cleared, 0 disarms it. */
+static ssize_t mock_probe_write(struct file *file, const char __user *ubuf,
+				size_t len, loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, len, &on);
+	if (ret)
+		return ret;
+	if (on) {
+		atomic_set(&mock_probe_opened, 0);
+		atomic_set(&mock_probe_refused, 0);
+	}
+	WRITE_ONCE(mock_probe_armed, on);
+	return len;
+}
+
+static const struct file_operations mock_probe_fops = {
+	.owner = THIS_MODULE,
+	.open = mock_probe_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = mock_probe_write,
+};
 
 /*
  * Control/counter pairs offered as AMD's driver offers them: controls
@@ -300,8 +386,10 @@ static int mock_offer(struct mock_pmu *mp)
 	}
 	mp->regs = kcalloc(topology_max_packages() * 2 * mp->pairs,
 			   sizeof(*mp->regs), GFP_KERNEL);
-	if (!mp->regs)
+	mp->probe = kzalloc_obj(*mp->probe);
+	if (!mp->regs || !mp->probe)
 		return -ENOMEM;
+	mp->probe->pmu = &mp->pmu;
 	debugfs_create_file(mp->name, 0400, mock_debugfs, mp, &mock_regs_fops);
 	return uncore_guest_register(&mp->pmu, mp->scope, ranges, 2 * mp->pairs,
 				     &mock_guest_ops);
@@ -328,6 +416,8 @@ static void mock_remove(void)
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		kfree(mock_pmus[i].regs);
 		mock_pmus[i].regs = NULL;
+		kfree(mock_pmus[i].probe);
+		mock_pmus[i].probe = NULL;
 	}
 }
 
@@ -337,6 +427,7 @@ static int __init mock_init(void)
 	int ret;
 
 	mock_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("scrub_probe", 0600, mock_debugfs, NULL, &mock_probe_fops);
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		struct mock_pmu *mp = &mock_pmus[i];
 
@@ -356,18 +447,21 @@ static int __init mock_init(void)
 		if (!mp->uncore)
 			mp->pmu.capabilities = PERF_PMU_CAP_MEDIATED_VPMU;
 #endif
-		ret = perf_pmu_register(&mp->pmu, mp->name, -1);
-		if (ret)
-			goto err;
-		mp->registered = true;
+		/* As the series' drivers do: offered first, then registered. */
 		if (mp->uncore) {
 			ret = mock_offer(mp);
-			if (ret) {
-				perf_pmu_unregister(&mp->pmu);
-				mp->registered = false;
+			if (ret)
 				goto err;
-			}
+			if (register_delay_ms)
+				msleep(register_delay_ms);
 		}
+		ret = perf_pmu_register(&mp->pmu, mp->name, -1);
+		if (ret) {
+			if (mp->uncore)
+				uncore_guest_unregister(&mp->pmu);
+			goto err;
+		}
+		mp->registered = true;
 	}
 	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "kvmai/mock_pmu:prepare",
 					mock_cpu_prepare, NULL);

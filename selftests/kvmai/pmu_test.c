@@ -11,6 +11,8 @@
  * KVM refuses the core fence there (checked); the mock's own fence stands
  * in for KVM's while the mock is loaded (kmod/testing/test.c), and the KVM fence
  * itself is checked where KVM has a mediated vPMU (core_kvm_fence_*).
+ * And that a unit is closed to the host from the start of its release to
+ * the end of its scrub, and counts host events from before its PMU shows.
  * And what 'kvmaictl pmu exec' starts a VMM with: the reservation's handle,
  * as the user it is told, without a capability (exec_*).
  */
@@ -81,6 +83,7 @@ FIXTURE_TEARDOWN(pmu)
 
 	for (i = 0; i < self->nfds; i++)
 		close(self->fds[i]);
+	kt_mock_scrub_probe(false);
 	if (!self->nl.sk)
 		goto online;
 	/* Whatever a test left behind goes; then nothing may stay reserved. */
@@ -367,6 +370,40 @@ TEST_F(pmu, host_events_block_assignment)
 	EXPECT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 }
 
+/*
+ * A driver offers a unit to the registry before it registers the unit's
+ * PMU (the mock as the series' drivers): a host event opened as soon as the
+ * PMU shows is counted, and keeps the unit from a reservation.  The mock
+ * sleeps between the two steps of each unit, and the test opens its event
+ * on DF as soon as it can.
+ */
+TEST_F(pmu, host_event_on_a_unit_coming_up_blocks_assignment)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { DF }, .cpus = self->pkg0 };
+	int fd = -1, status, i;
+	pid_t child;
+
+	ASSERT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_PMU));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		_exit(_test_cmd_mod_load(KT_MOD_MOCK_PMU, "register_delay_ms=1500") ? 1 : 0);
+	for (i = 0; i < 3000 && fd < 0; i++) {
+		fd = kt_perf_open(DF, 0, false);
+		if (fd < 0)
+			usleep(10000);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("cannot load the mock");
+	ASSERT_LE(0, fd) TH_LOG(DF " never showed: %d", fd);
+	EXPECT_EQ(-EBUSY, assign(_metadata, self, &req, NULL))
+		TH_LOG("reserved while a host event opened as " DF " came up counts on it");
+	close(fd);
+	/* The next tests get the mock without the delay. */
+	EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_PMU));
+	EXPECT_EQ(0, _test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL));
+}
+
 TEST_F(pmu, bad_requests)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3 } };
@@ -403,6 +440,42 @@ TEST_F(pmu, release_by_unit)
 	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->nl.ext);
 	/* Owning nothing, the VM is gone. */
 	EXPECT_EQ(-ENOENT, get_vm(self, "vm1", NULL));
+}
+
+/*
+ * Ending a reservation scrubs the unit before the host gets it back: a host
+ * event let in before the scrub would have its control cleared by it and
+ * never count, with nothing to tell its user.  The mock asks the registry
+ * at each of its writes whether it would take a host event there now.
+ */
+TEST_F(pmu, release_scrubs_before_the_host_gets_the_unit_back)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .units = { DF }, .cpus = self->pkg0 };
+	int opened, refused, at_reserve;
+	__u64 ctl;
+	long writes;
+	int fd;
+
+	ASSERT_EQ(0, kt_mock_scrub_probe(true));
+	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(0, kt_mock_scrub_probed(&opened, &at_reserve));
+	EXPECT_EQ(0, opened) TH_LOG("host events taken while a reservation starts");
+	ASSERT_LT(0, at_reserve) TH_LOG("the reservation wrote nothing: no scrub to probe");
+
+	ASSERT_EQ(0, release(self, "vm1", false, NULL)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(0, kt_mock_scrub_probed(&opened, &refused));
+	EXPECT_EQ(0, kt_mock_scrub_probe(false));
+	EXPECT_EQ(0, opened)
+		TH_LOG("%d registry writes of the release's scrub found " DF " open to host events",
+		       opened);
+	EXPECT_LT(at_reserve, refused + opened) TH_LOG("the release wrote nothing");
+
+	/* Once the release returned, a host event is taken and counts. */
+	fd = kt_perf_open(DF, 0, false);
+	ASSERT_LE(0, fd) TH_LOG("host event refused after release: %d", fd);
+	self->fds[self->nfds++] = fd;
+	ASSERT_EQ(0, kt_mock_pmu_reg(DF, 0, KT_MOCK_DF_CTL0, &ctl, &writes));
+	EXPECT_TRUE(ctl & KT_MOCK_CTL_EN) TH_LOG("host event not programmed: 0x%llx", ctl);
 }
 
 TEST_F(pmu, notifications)

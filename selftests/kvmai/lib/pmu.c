@@ -16,6 +16,7 @@
 #include <linux/kvmai.h>
 
 #include "pmu.h"
+#include "sys.h"
 
 static void parse_unit(struct kt_unit *u, struct nlattr *nest)
 {
@@ -275,4 +276,21 @@ int kt_mock_pmu_reg(const char *unit, unsigned int pkg, __u32 msr, __u64 *val, l
 	}
 	fclose(f);
 	return ret;
+}
+
+#define MOCK_SCRUB_PROBE "/sys/kernel/debug/kvmai_mock_pmu/scrub_probe"
+
+int kt_mock_scrub_probe(bool on)
+{
+	return kt_sysfs_write(MOCK_SCRUB_PROBE, on ? "1\n" : "0\n");
+}
+
+int kt_mock_scrub_probed(int *opened, int *refused)
+{
+	char buf[64];
+	long n = kt_file_read(MOCK_SCRUB_PROBE, buf, sizeof(buf));
+
+	if (n < 0)
+		return -ENOENT;
+	return sscanf(buf, "opened %d refused %d", opened, refused) == 2 ? 0 : -EINVAL;
 }

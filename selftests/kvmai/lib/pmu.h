@@ -91,13 +91,24 @@ int kt_perf_try(const char *pmu, int cpu, bool exclude_guest);
 #define KT_MOCK_L3_RDPMC0 10	/* AMD's RDPMC index of the first L3 counter */
 #define KT_MOCK_DF "mock_uncore_df"
 #define KT_MOCK_DF_CTL0 0xc0010240
+/* The enable bit of the mock's controls (AMD's), set by a started host event. */
+#define KT_MOCK_CTL_EN 0x400000ULL
 /* What the mock's bring-up of a package writes to pair 0's control (enable). */
-#define KT_MOCK_INIT_CTL 0x400000ULL
+#define KT_MOCK_INIT_CTL KT_MOCK_CTL_EN
 
 /*
  * The mock's register @msr of @unit on package @pkg, and its count of
  * registry writes, from debugfs: 0 or -errno.
  */
 int kt_mock_pmu_reg(const char *unit, unsigned int pkg, __u32 msr, __u64 *val, long *writes);
+
+/*
+ * The mock's scrub probe: armed, each registry write of a mock unit asks
+ * the registry whether it would take a host event on that package now.
+ * kt_mock_scrub_probe() arms it with its counts cleared, or disarms it;
+ * kt_mock_scrub_probed() reads the answers so far.  0 or -errno.
+ */
+int kt_mock_scrub_probe(bool on);
+int kt_mock_scrub_probed(int *opened, int *refused);
 
 #endif /* KT_PMU_H */
