@@ -456,6 +456,11 @@ TEST_F(pmu, release_scrubs_before_the_host_gets_the_unit_back)
 	long writes;
 	int fd;
 
+	/*
+	 * The registry scrubs a package from its first online CPU: on it, the
+	 * scrub runs in this thread's request, where the mock can ask.
+	 */
+	ASSERT_EQ(0, kt_cpu_pin("0"));
 	ASSERT_EQ(0, kt_mock_scrub_probe(true));
 	ASSERT_EQ(0, assign(_metadata, self, &req, NULL)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(0, kt_mock_scrub_probed(&opened, &at_reserve));
