@@ -67,6 +67,17 @@
 #define MOCK_CTL_EN	BIT_ULL(22)
 #define MOCK_HOST_COUNT	0x1234	/* what a host event "counted" */
 #define MOCK_INIT_CTL	MOCK_CTL_EN	/* what bringing a package up sets */
+/*
+ * Intel's CHA box 0 on Skylake-SP to Ice Lake-SP (intel/uncore_snbep.c,
+ * skx_uncore_chabox: box control 0xe00, controls 0xe01-0xe04, counters
+ * 0xe08-0xe0b, 48 bits), which the series offers with read-only counters
+ * that its scrub clears (UNCORE_GUEST_MSR_CLEAR).
+ */
+#define MOCK_CHA_MSR	0xe00
+#define MOCK_CHA_PAIRS	4
+#define MOCK_CHA_REGS	16	/* 0xe00-0xe0f */
+#define MOCK_CHA_CTL0	1
+#define MOCK_CHA_CTR0	8
 
 struct mock_pmu {
 	struct pmu pmu;
@@ -77,10 +88,14 @@ struct mock_pmu {
 	u32 ctl_flags;		/* extra flags of its control ranges */
 	u64 ctl_mask;		/* what a control may hold but enable */
 	bool l3;		/* plays AMD's L3: its control mask */
+	bool intel;		/* Intel's layout: controls, then counters */
+	unsigned int nregs;	/* registers kept per package, from @msr */
+	u32 ctl0, ctr0;		/* pair 0's control and counter, from @msr */
+	u32 stride;		/* from one pair's control (counter) to the next */
 	enum uncore_guest_scope scope;
 	bool uncore;
 	bool registered;
-	u64 *regs;		/* [package][2 * pairs]: CTL0, CTR0, CTL1, ... */
+	u64 *regs;		/* [package][nregs]: AMD's CTL0, CTR0, CTL1, ... */
 	atomic_long_t writes;
 	struct perf_event *probe;	/* the scrub probe's host event */
 	unsigned long probing;		/* bit 0: @probe in use */
@@ -101,10 +116,10 @@ static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
 {
 	unsigned int pkg = topology_logical_package_id(smp_processor_id());
 
-	if (!mp->regs || msr - mp->msr >= 2 * mp->pairs ||
+	if (!mp->regs || msr - mp->msr >= mp->nregs ||
 	    pkg >= topology_max_packages())
 		return NULL;
-	return &mp->regs[pkg * 2 * mp->pairs + msr - mp->msr];
+	return &mp->regs[pkg * mp->nregs + msr - mp->msr];
 }
 
 /* The mock's core fence, and mock_core's events that count in guests. */
@@ -165,7 +180,8 @@ static int mock_event_init(struct perf_event *event)
 static int mock_add(struct perf_event *event, int flags)
 {
 	struct mock_pmu *mp = container_of(event->pmu, struct mock_pmu, pmu);
-	u64 *ctl = mock_reg(mp, mp->msr), *ctr = mock_reg(mp, mp->msr + 1);
+	u64 *ctl = mock_reg(mp, mp->msr + mp->ctl0);
+	u64 *ctr = mock_reg(mp, mp->msr + mp->ctr0);
 
 	if (ctl && ctr) {
 		WRITE_ONCE(*ctl, (event->attr.config & mp->ctl_mask) | MOCK_CTL_EN);
@@ -178,7 +194,7 @@ static int mock_add(struct perf_event *event, int flags)
 static void mock_del(struct perf_event *event, int flags)
 {
 	struct mock_pmu *mp = container_of(event->pmu, struct mock_pmu, pmu);
-	u64 *ctl = mock_reg(mp, mp->msr);
+	u64 *ctl = mock_reg(mp, mp->msr + mp->ctl0);
 
 	if (ctl)
 		WRITE_ONCE(*ctl, 0);
@@ -224,6 +240,10 @@ static struct mock_pmu mock_pmus[] = {
 	  .scope = UNCORE_GUEST_SCOPE_LLC },
 	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
 	  .rdpmc = 6, .uncore = true, .scope = UNCORE_GUEST_SCOPE_PKG },
+	{ .name = "mock_uncore_cha", .msr = MOCK_CHA_MSR, .pairs = MOCK_CHA_PAIRS,
+	  .uncore = true, .intel = true, .nregs = MOCK_CHA_REGS,
+	  .ctl0 = MOCK_CHA_CTL0, .ctr0 = MOCK_CHA_CTR0, .stride = 1,
+	  .scope = UNCORE_GUEST_SCOPE_DIE },
 #ifdef PERF_PMU_CAP_MEDIATED_VPMU
 	{ .name = "mock_core" },
 #endif
@@ -247,7 +267,7 @@ static int mock_cpu_prepare(unsigned int cpu)
 		struct mock_pmu *mp = &mock_pmus[i];
 
 		if (mp->uncore && mp->regs)
-			WRITE_ONCE(mp->regs[pkg * 2 * mp->pairs], MOCK_INIT_CTL);
+			WRITE_ONCE(mp->regs[pkg * mp->nregs + mp->ctl0], MOCK_INIT_CTL);
 	}
 	return 0;
 }
@@ -319,9 +339,9 @@ static int mock_regs_show(struct seq_file *m, void *unused)
 
 	seq_printf(m, "writes %ld\n", atomic_long_read(&mp->writes));
 	for (pkg = 0; pkg < topology_max_packages(); pkg++)
-		for (i = 0; i < 2 * mp->pairs; i++)
+		for (i = 0; i < mp->nregs; i++)
 			seq_printf(m, "%u 0x%x 0x%llx\n", pkg, mp->msr + i,
-				   READ_ONCE(mp->regs[pkg * 2 * mp->pairs + i]));
+				   READ_ONCE(mp->regs[pkg * mp->nregs + i]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(mock_regs);
@@ -369,6 +389,8 @@ static const struct file_operations mock_probe_fops = {
  * Control/counter pairs offered as AMD's driver offers them: controls
  * written (checked against a mask), counters read without exits, by RDPMC
  * with AMD's indices (DF 6-9, L3 10-15) and written within their 48 bits.
+ * Or as the series offers Intel's boxes: controls written, counters
+ * read-only for the guest and cleared by the registry's scrub.
  */
 static int mock_offer(struct mock_pmu *mp)
 {
@@ -377,19 +399,24 @@ static int mock_offer(struct mock_pmu *mp)
 
 	for (i = 0; i < mp->pairs; i++) {
 		ranges[2 * i] = (struct uncore_guest_msr_range) {
-			.base = mp->msr + 2 * i, .nr = 1,
+			.base = mp->msr + mp->ctl0 + i * mp->stride, .nr = 1,
 			.flags = UNCORE_GUEST_MSR_WRITE | mp->ctl_flags,
 			.write_mask = mp->ctl_mask,
 		};
 		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
-			.base = mp->msr + 2 * i + 1, .nr = 1,
+			.base = mp->msr + mp->ctr0 + i * mp->stride, .nr = 1,
 			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE |
 				 UNCORE_GUEST_MSR_RDPMC,
 			.rdpmc = mp->rdpmc + i,
 			.write_mask = MOCK_CTR_MASK,
 		};
+		if (mp->intel)
+			ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
+				.base = mp->msr + mp->ctr0 + i, .nr = 1,
+				.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_CLEAR,
+			};
 	}
-	mp->regs = kcalloc(topology_max_packages() * 2 * mp->pairs,
+	mp->regs = kcalloc(topology_max_packages() * mp->nregs,
 			   sizeof(*mp->regs), GFP_KERNEL);
 	mp->probe = kzalloc_obj(*mp->probe);
 	if (!mp->regs || !mp->probe)
@@ -437,6 +464,12 @@ static int __init mock_init(void)
 		struct mock_pmu *mp = &mock_pmus[i];
 
 		mp->ctl_mask = mp->l3 ? mock_l3_ctl_mask() : MOCK_CTL_MASK;
+		/* AMD's layout unless told: CTL0, CTR0, CTL1, CTR1, ... */
+		if (!mp->nregs) {
+			mp->nregs = 2 * mp->pairs;
+			mp->ctr0 = 1;
+			mp->stride = 2;
+		}
 		mp->pmu = (struct pmu) {
 			.module = THIS_MODULE,
 			.task_ctx_nr = perf_invalid_context,

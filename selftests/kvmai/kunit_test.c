@@ -21,7 +21,7 @@ TEST(series_kunit_suites_pass)
 	char path[128], *line, *save;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(suites); i++) {
 		int ok = 0, failed = 0;
 
 		snprintf(path, sizeof(path), "/sys/kernel/debug/kunit/%s/results", suites[i]);

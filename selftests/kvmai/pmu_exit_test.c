@@ -335,6 +335,45 @@ TEST_F(exits, guest_rdpmc_reads_the_attached_unit)
 	EXPECT_EQ(0, c.last);
 }
 
+/*
+ * The host moves a vCPU off the reserved package (no strict pinning, CPU
+ * hotplug): the unit then reads as stopped counters and its writes are
+ * dropped, never a #GP, which would oops a Linux guest reading with
+ * RDPMC.  Back on the package, the guest reads the unit as it left it.
+ */
+TEST_F(exits, off_package_access_reads_stopped_counters)
+{
+	char pkg1[64];
+	struct kt_counts c;
+	int n0;
+
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
+	n0 = kt_cpu_package(0, self->pkg0, sizeof(self->pkg0));
+	if (kt_cpu_package(n0, pkg1, sizeof(pkg1)) <= 0)
+		SKIP(return, "one package only: no CPU off the reserved one");
+	ASSERT_EQ(0, reserve_l3(self)) TH_LOG("%s", self->nl.ext);
+	test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, GUEST_COUNT, &c);
+	ASSERT_FALSE(c.gp);
+
+	ASSERT_EQ(0, kt_cpu_pin(pkg1));
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, 1, KT_RDMSR, 0, &c);
+	EXPECT_FALSE(c.gp) TH_LOG("RDMSR on package 1 (CPUs %s) faulted", pkg1);
+	EXPECT_EQ(0, c.last);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
+	EXPECT_FALSE(c.gp) TH_LOG("RDPMC on package 1 (CPUs %s) faulted", pkg1);
+	EXPECT_EQ(0, c.last);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_CTR0, 1, KT_WRMSR, 0x1111, &c);
+	EXPECT_FALSE(c.gp) TH_LOG("WRMSR on package 1 (CPUs %s) faulted", pkg1);
+
+	/* Passed-through loads reach the CPU's MSR, not the mock: RDPMC. */
+	ASSERT_EQ(0, kt_cpu_pin(self->pkg0));
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
+	EXPECT_FALSE(c.gp);
+	EXPECT_EQ(GUEST_COUNT, c.last) TH_LOG("the write off the package landed");
+}
+
 /* 1000 rounds of reserve, attach and release under TCG take a while. */
 TEST_F_TIMEOUT(exits, no_guest_write_after_release, 600)
 {

@@ -91,6 +91,10 @@ int kt_perf_try(const char *pmu, int cpu, bool exclude_guest);
 #define KT_MOCK_L3_RDPMC0 10	/* AMD's RDPMC index of the first L3 counter */
 #define KT_MOCK_DF "mock_uncore_df"
 #define KT_MOCK_DF_CTL0 0xc0010240
+/* Its Intel-style unit: Skylake-SP's CHA box 0, counters read-only for guests. */
+#define KT_MOCK_CHA "mock_uncore_cha"
+#define KT_MOCK_CHA_CTL0 0xe01
+#define KT_MOCK_CHA_CTR0 0xe08
 /* The enable bit of the mock's controls (AMD's), set by a started host event. */
 #define KT_MOCK_CTL_EN 0x400000ULL
 /* What the mock's bring-up of a package writes to pair 0's control (enable). */
