@@ -45,7 +45,8 @@ struct kvmai_pmu_vm {
 	possible_net_t owner_net;
 };
 
-#define KVMAI_PMU_MAX_UNITS 16
+/* Two AMD Genoa/Turin sockets: a DF, an L3 and 24 UMCs; KVM's limit too. */
+#define KVMAI_PMU_MAX_UNITS 32
 
 /* A pmu-assign request, parsed. */
 struct kvmai_pmu_req {

@@ -143,7 +143,7 @@ static int kvmai_fill_pmu(struct sk_buff *msg, struct kvmai_pmu_vm *pvm)
 	return 0;
 }
 
-/* Room for 16 units with the ranges of the largest uncore boxes. */
+/* Room for KVMAI_PMU_MAX_UNITS units with the ranges of AMD's DF. */
 #define KVMAI_PMU_MSG_SIZE (64 * 1024)
 
 static int kvmai_fill_pmu_obj(struct sk_buff *msg, void *pvm)

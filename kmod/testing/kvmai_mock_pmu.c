@@ -62,6 +62,18 @@
 #define MOCK_L3_PAIRS	6
 #define MOCK_DF_MSR	0xc0010240
 #define MOCK_DF_PAIRS	4
+/*
+ * An AMD Genoa socket (family 19h model 11h), as the AMD driver registers
+ * it (amd/uncore.c): PerfMonV2's DF of more counters, whose RDPMC indices
+ * skip the L3's from the fifth on (amd_uncore_df_rdpmc()), and twelve UMC
+ * PMUs of four counters each at 0xc0010800 + 8 * i, without RDPMC.  The
+ * counts, 16 DF counters and 4 per UMC, are what CPUID 0x80000022 reports
+ * there as we understand it; the layout is the driver's.
+ */
+#define MOCK_GENOA_DF_PAIRS	16
+#define MOCK_UMC_MSR	0xc0010800
+#define MOCK_UMC_PAIRS	4
+#define MOCK_MAX_PAIRS	16
 #define MOCK_CTL_MASK	0x0000ff00004fffffULL	/* no interrupt enable */
 #define MOCK_CTR_MASK	0x0000ffffffffffffULL
 #define MOCK_CTL_EN	BIT_ULL(22)
@@ -89,6 +101,8 @@ struct mock_pmu {
 	u64 ctl_mask;		/* what a control may hold but enable */
 	bool l3;		/* plays AMD's L3: its control mask */
 	bool intel;		/* Intel's layout: controls, then counters */
+	bool no_rdpmc;		/* its counters have no RDPMC index (UMC) */
+	bool genoa;		/* only with genoa=1 */
 	unsigned int nregs;	/* registers kept per package, from @msr */
 	u32 ctl0, ctr0;		/* pair 0's control and counter, from @msr */
 	u32 stride;		/* from one pair's control (counter) to the next */
@@ -110,6 +124,11 @@ static struct dentry *mock_debugfs;
 static unsigned int register_delay_ms;
 module_param(register_delay_ms, uint, 0444);
 MODULE_PARM_DESC(register_delay_ms, "test only: sleep between offering a unit and registering it");
+
+/* The units of an AMD Genoa socket instead of the small default ones. */
+static bool genoa;
+module_param(genoa, bool, 0444);
+MODULE_PARM_DESC(genoa, "test only: an AMD Genoa socket's DF of 16 counters and 12 UMCs");
 static int mock_cpuhp = -1;
 
 static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
@@ -240,6 +259,12 @@ static struct mock_pmu mock_pmus[] = {
 	  .scope = UNCORE_GUEST_SCOPE_LLC },
 	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
 	  .rdpmc = 6, .uncore = true, .scope = UNCORE_GUEST_SCOPE_PKG },
+#define MOCK_UMC(n) \
+	{ .name = "mock_uncore_umc_" #n, .msr = MOCK_UMC_MSR + 2 * MOCK_UMC_PAIRS * (n), \
+	  .pairs = MOCK_UMC_PAIRS, .uncore = true, .no_rdpmc = true, .genoa = true, \
+	  .scope = UNCORE_GUEST_SCOPE_DIE }
+	MOCK_UMC(0), MOCK_UMC(1), MOCK_UMC(2), MOCK_UMC(3), MOCK_UMC(4), MOCK_UMC(5),
+	MOCK_UMC(6), MOCK_UMC(7), MOCK_UMC(8), MOCK_UMC(9), MOCK_UMC(10), MOCK_UMC(11),
 	{ .name = "mock_uncore_cha", .msr = MOCK_CHA_MSR, .pairs = MOCK_CHA_PAIRS,
 	  .uncore = true, .intel = true, .nregs = MOCK_CHA_REGS,
 	  .ctl0 = MOCK_CHA_CTL0, .ctr0 = MOCK_CHA_CTR0, .stride = 1,
@@ -394,7 +419,7 @@ static const struct file_operations mock_probe_fops = {
  */
 static int mock_offer(struct mock_pmu *mp)
 {
-	struct uncore_guest_msr_range ranges[2 * MOCK_L3_PAIRS];
+	struct uncore_guest_msr_range ranges[2 * MOCK_MAX_PAIRS];
 	unsigned int i;
 
 	for (i = 0; i < mp->pairs; i++) {
@@ -406,8 +431,9 @@ static int mock_offer(struct mock_pmu *mp)
 		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
 			.base = mp->msr + mp->ctr0 + i * mp->stride, .nr = 1,
 			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE |
-				 UNCORE_GUEST_MSR_RDPMC,
-			.rdpmc = mp->rdpmc + i,
+				 (mp->no_rdpmc ? 0 : UNCORE_GUEST_MSR_RDPMC),
+			.rdpmc = mp->rdpmc == AMD_UNCORE_RDPMC_DF ?
+				 amd_uncore_df_rdpmc(i) : mp->rdpmc + i,
 			.write_mask = MOCK_CTR_MASK,
 		};
 		if (mp->intel)
@@ -463,6 +489,10 @@ static int __init mock_init(void)
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		struct mock_pmu *mp = &mock_pmus[i];
 
+		if (mp->genoa && !genoa)
+			continue;
+		if (genoa && mp->msr == MOCK_DF_MSR)
+			mp->pairs = MOCK_GENOA_DF_PAIRS;
 		mp->ctl_mask = mp->l3 ? mock_l3_ctl_mask() : MOCK_CTL_MASK;
 		/* AMD's layout unless told: CTL0, CTR0, CTL1, CTR1, ... */
 		if (!mp->nregs) {
@@ -509,7 +539,9 @@ static int __init mock_init(void)
 		return ret;
 	}
 	mock_cpuhp = ret;
-	pr_info("%zu test PMUs registered; not for production\n", ARRAY_SIZE(mock_pmus));
+	for (i = 0, ret = 0; i < ARRAY_SIZE(mock_pmus); i++)
+		ret += mock_pmus[i].registered;
+	pr_info("%d test PMUs registered; not for production\n", ret);
 	return 0;
 err:
 	pr_err("cannot register %s: %d\n", mock_pmus[i].name, ret);

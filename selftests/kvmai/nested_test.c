@@ -378,7 +378,7 @@ TEST_F_TIMEOUT(l2, pmu_cases_in_a_two_cpu_package, 600)
 	static const char *const cases[] = {
 		"pmu.partial_package_needs_shared",
 		"pmu.core_select_unit_needs_every_cpu_of_the_package",
-		"pmu.cpu_joining_a_core_select_package_is_refused",
+		"pmu.cpu_joining_an_owned_package_is_refused",
 	};
 	static char out[65536], log[80000];
 	char line[256];

@@ -19,7 +19,7 @@
  * And the capability's contract, on the mock unit, whose registers the mock
  * provider keeps in memory (kmod/testing/kvmai_mock_pmu.c, debugfs):
  *  - detach, and slots given back (100 attach/detach cycles, 100 revoked
- *    reservations in a row on a VM that holds at most 8 units);
+ *    reservations in a row on a VM that holds at most 32 units);
  *  - the unit scrubbed when reserved (what a host event left) and when
  *    released (what the guest programmed);
  *  - no guest write lands after the owner's release returned, while the
@@ -69,6 +69,7 @@ FIXTURE(exits) {
 	char pkg0[64];
 	struct kt_vm *vm;
 	bool mock;
+	bool genoa;	/* the mock was loaded as a Genoa socket */
 };
 
 /* KVM's administrator switch (kvm-ai series), set back after every case. */
@@ -108,6 +109,9 @@ FIXTURE_TEARDOWN(exits)
 		_test_cmd_pmu(&self->nl, &rel, NULL);
 		kt_nl_close(&self->nl);
 	}
+	/* The next case loads the mock as it is by default. */
+	if (self->genoa)
+		_test_cmd_mod_unload(KT_MOD_MOCK_PMU);
 }
 
 static int reserve_l3(struct _test_data_exits *self)
@@ -237,7 +241,7 @@ TEST_F(exits, revoked_units_give_their_slot_back)
 
 	if (mock_unusable(self))
 		SKIP(return, "%s", mock_unusable(self));
-	/* A VM holds 8 units at most: each round's revoked unit must leave. */
+	/* A VM holds 32 units at most: each round's revoked unit must leave. */
 	for (i = 0; i < CYCLES; i++) {
 		ASSERT_EQ(0, reserve_l3(self)) TH_LOG("round %d: %s", i, self->nl.ext);
 		test_cmd_vm_attach(self->vm, VM, KT_MOCK_L3) TH_LOG("round %d", i);
@@ -372,6 +376,49 @@ TEST_F(exits, off_package_access_reads_stopped_counters)
 	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
 	EXPECT_FALSE(c.gp);
 	EXPECT_EQ(GUEST_COUNT, c.last) TH_LOG("the write off the package landed");
+}
+
+/*
+ * Every unit of an AMD Genoa socket goes to one VM: the DF (16 counters),
+ * the L3 and 12 UMCs, 14 units and 140 MSR ranges, with the mock loaded as
+ * that socket's driver registers them.  And the DF's fifth counter answers
+ * RDPMC 16, as the driver reads it, not the L3's 10.
+ */
+TEST_F(exits, genoa_socket_units_attach_to_one_vm)
+{
+	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = VM, .cpus = self->pkg0 };
+	static char names[12][32];
+	struct kt_counts c;
+	struct kt_pmu rec;
+	int i, n = 0;
+
+	if (mock_unusable(self))
+		SKIP(return, "%s", mock_unusable(self));
+	ASSERT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_PMU));
+	self->genoa = true;
+	ASSERT_EQ(0, _test_cmd_mod_load(KT_MOD_MOCK_PMU, "genoa=1"));
+	req.units[n++] = KT_MOCK_L3;
+	req.units[n++] = KT_MOCK_DF;
+	for (i = 0; i < 12; i++) {
+		snprintf(names[i], sizeof(names[i]), "mock_uncore_umc_%d", i);
+		req.units[n++] = names[i];
+	}
+	ASSERT_EQ(0, _test_cmd_pmu(&self->nl, &req, &rec)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(n, rec.nunits);
+	for (i = 0; i < n; i++) {
+		int r = _test_cmd_vm_attach(self->vm, VM, req.units[i]);
+
+		EXPECT_EQ(0, r) TH_LOG("attaching unit %d, %s: %d", i + 1, req.units[i], r);
+	}
+
+	/* DF counter 4 is MSR 0xc0010249 and RDPMC 16. */
+	test_cmd_vm_run(self->vm, KT_MOCK_DF_CTL0 + 9, 1, KT_WRMSR, GUEST_COUNT, &c);
+	EXPECT_FALSE(c.gp);
+	test_cmd_vm_run(self->vm, 16, 1, KT_RDPMC, 0, &c);
+	EXPECT_FALSE(c.gp) TH_LOG("RDPMC 16 has no unit");
+	EXPECT_EQ(GUEST_COUNT, c.last) TH_LOG("RDPMC 16 read 0x%llx", (unsigned long long)c.last);
+	test_cmd_vm_run(self->vm, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
+	EXPECT_NE(GUEST_COUNT, c.last) TH_LOG("RDPMC 10 read the DF's counter 4");
 }
 
 /* 1000 rounds of reserve, attach and release under TCG take a while. */
@@ -522,7 +569,7 @@ TEST_F(exits, pmu_policy_refuses_attach)
 	test_err_vm_attach(EOPNOTSUPP, self->vm, VM, KT_MOCK_L3);
 	EXPECT_EQ(0, kt_vm_check_cap(self->vm, KVM_CAP_X86_UNCORE_PASSTHROUGH));
 	ASSERT_EQ(0, set_param("Y"));
-	EXPECT_EQ(8, kt_vm_check_cap(self->vm, KVM_CAP_X86_UNCORE_PASSTHROUGH));
+	EXPECT_EQ(32, kt_vm_check_cap(self->vm, KVM_CAP_X86_UNCORE_PASSTHROUGH));
 
 	/* A VM whose VMM filters guest events cannot take a unit... */
 	filtered = kt_vm_create(0);

@@ -273,7 +273,12 @@ static int cpu_online_state(int cpu)
  * controls could count it, so it stays offline until the unit goes.  A
  * unit without core selection does not keep it out.
  */
-TEST_F(pmu, cpu_joining_a_core_select_package_is_refused)
+/*
+ * A CPU left out of an owned package cannot come online while the VM owns
+ * a unit there: a core-select unit could count it, and any unit sees what
+ * it would do for another tenant.
+ */
+TEST_F(pmu, cpu_joining_an_owned_package_is_refused)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .units = { L3, DF } };
 	int last = self->pkg0_n - 1;
@@ -294,14 +299,19 @@ TEST_F(pmu, cpu_joining_a_core_select_package_is_refused)
 	EXPECT_EQ(-EBUSY, set_cpus_online(one, 1)) TH_LOG("CPU %s came online", one);
 	EXPECT_EQ(0, cpu_online_state(last));
 
-	/* Without the core-select unit the DF unit alone does not keep it out. */
+	/* The DF unit alone keeps it out too: the VM owns the whole package. */
 	ASSERT_EQ(0, release(self, "vm1", false, L3)) TH_LOG("%s", self->nl.ext);
-	ASSERT_EQ(0, set_cpus_online(one, 1)) TH_LOG("CPU %s stays offline", one);
-	self->offline[0] = '\0';
-	EXPECT_EQ(1, cpu_online_state(last));
+	EXPECT_EQ(-EBUSY, set_cpus_online(one, 1)) TH_LOG("CPU %s came online beside DF", one);
+	EXPECT_EQ(0, cpu_online_state(last));
 	ASSERT_EQ(0, get_vm(self, "vm1", &rec)) TH_LOG("%s", self->nl.ext);
 	ASSERT_EQ(1, rec.nunits);
 	EXPECT_STREQ(DF, rec.units[0].name);
+
+	/* Released, the package takes its CPU back. */
+	ASSERT_EQ(0, release(self, "vm1", false, DF)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(0, set_cpus_online(one, 1)) TH_LOG("CPU %s stays offline", one);
+	self->offline[0] = '\0';
+	EXPECT_EQ(1, cpu_online_state(last));
 }
 
 TEST_F(pmu, unknown_unit_refused_and_nothing_kept)

@@ -82,7 +82,7 @@ static void parse_pmu(struct nl_msg *msg, struct kt_pmu *p)
 				p->pkgs[p->npkgs++] = nla_get_u32(a);
 			break;
 		case KVMAI_A_PMU_UNIT:
-			if (p->nunits < 16)
+			if (p->nunits < (int)ARRAY_SIZE(p->units))
 				parse_unit(&p->units[p->nunits++], a);
 			break;
 		}
@@ -114,7 +114,7 @@ static void fill_pmu_req(struct nl_msg *msg, const void *arg)
 		nla_put_string(msg, KVMAI_A_PMU_VM, req->vm);
 	if (req->core)
 		nla_put_flag(msg, KVMAI_A_PMU_CORE);
-	for (i = 0; i < 8 && req->units[i]; i++) {
+	for (i = 0; i < (int)ARRAY_SIZE(req->units) && req->units[i]; i++) {
 		nest = nla_nest_start(msg, KVMAI_A_PMU_UNIT);
 		nla_put_string(msg, KVMAI_A_UNIT_NAME, req->units[i]);
 		nla_nest_end(msg, nest);
@@ -179,7 +179,7 @@ static int on_host(struct nl_msg *msg, void *arg)
 				c->config = nla_get_u64(tb[KVMAI_A_CONFLICT_CONFIG]);
 			break;
 		case KVMAI_A_PMU_HOST_UNIT:
-			if (h->nunits < 16)
+			if (h->nunits < (int)ARRAY_SIZE(h->units))
 				parse_unit(&h->units[h->nunits++], a);
 			break;
 		}

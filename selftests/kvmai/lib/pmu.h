@@ -30,7 +30,7 @@ struct kt_pmu {
 	char cpus[256];
 	int npkgs, nunits;
 	__u32 pkgs[8];
-	struct kt_unit units[16];
+	struct kt_unit units[32];
 };
 
 struct kt_conflict {
@@ -45,7 +45,7 @@ struct kt_pmu_host {
 	__u32 fences, include_guest;
 	int nconflicts, nunits;
 	struct kt_conflict conflicts[8];
-	struct kt_unit units[16];
+	struct kt_unit units[48];
 };
 
 /* One request: unset fields are left out of the message. */
@@ -53,7 +53,7 @@ struct kt_pmu_req {
 	__u8 cmd;		/* KVMAI_CMD_PMU_{GET,ASSIGN,RELEASE} */
 	const char *vm;
 	bool core;
-	const char *units[8];
+	const char *units[32];
 	const char *cpus;
 	bool shared;
 	__u32 pid;		/* 0: left out */
