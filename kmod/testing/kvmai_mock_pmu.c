@@ -3,9 +3,11 @@
  * kvmai_mock_pmu - fake PMUs for kvmai's tests, never for production.
  *
  * The emulated test host (QEMU/TCG) has no PMU at all, so this module
- * plays the drivers: two uncore units offered to guests through the uncore
+ * plays the drivers: uncore units offered to guests through the uncore
  * registry, like an AMD L3 and DF PMU with their real MSR addresses (so
- * that KVM's MSR intercepts can be counted for them), and, on kernels with
+ * that KVM's MSR intercepts can be counted for them), an Intel CHA box
+ * (read-only counters), with genoa=1 a Genoa socket's larger DF and its
+ * twelve UMC PMUs, and, on kernels with
  * the mediated vPMU, a "core" PMU that supports it, so that host events
  * blocking the mediated vPMU can be created at will.  Counters never count.
  *
