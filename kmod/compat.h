@@ -20,6 +20,15 @@
 #define kmalloc_obj(P, ...) kmalloc(sizeof(P), GFP_KERNEL)
 #endif
 
+/* pfn_t went away in 6.17; vmf_insert_mixed() takes a plain pfn since. */
+#ifdef KVMAI_HAVE_PFN_T
+#include <linux/pfn_t.h>
+#define kvmai_vmf_insert_mixed(vma, addr, pfn) \
+	vmf_insert_mixed(vma, addr, __pfn_to_pfn_t(pfn, 0))
+#else
+#define kvmai_vmf_insert_mixed vmf_insert_mixed
+#endif
+
 /* rdmsrl_safe() and wrmsrl_safe() were renamed in 6.16. */
 #ifndef KVMAI_HAVE_RDMSRQ
 #define rdmsrq_safe rdmsrl_safe

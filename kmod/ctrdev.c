@@ -10,6 +10,16 @@
  * PCIe function that went away reads as, and never maps the counters
  * again: faults take the device's rwsem for reading, the revoke takes it
  * for writing before it zaps the mappings.
+ *
+ * The zap reaches CPU page tables (and KVM's, through its MMU notifier),
+ * not IOMMU domains: VFIO's type1 backend maps a VM_PFNMAP range of MMIO,
+ * such as a BAR a VMM places in guest memory, into the domain and never
+ * hears of a zap.  So BAR0 is mapped VM_MIXEDMAP | VM_IO instead, which
+ * neither type1 (pinnable pages or VM_PFNMAP only) nor iommufd (pinnable
+ * pages only) will map, while KVM resolves VM_IO ranges through the page
+ * tables as it does VM_PFNMAP ones.  A VMM's attempt to DMA-map the BAR
+ * fails, which QEMU reports once and tolerates for a RAM device; no
+ * device of the VM can reach the counters, before or after a revoke.
  */
 #include <linux/io.h>
 #include <linux/mm.h>
@@ -22,6 +32,7 @@
 
 #include <uapi/linux/kvmai_counters.h>
 
+#include "compat.h"
 #include "counters.h"
 
 /* Not allocated to kvmai: guests find the device by class and capability. */
@@ -287,7 +298,7 @@ static vm_fault_t kvmai_ctrdev_fault(struct vm_fault *vmf)
 		pfn = page_to_pfn(kp->cp->page) + pgoff;
 	else
 		pfn = PHYS_PFN(kp->cp->phys) + pgoff;
-	return vmf_insert_pfn(vmf->vma, vmf->address, pfn);
+	return kvmai_vmf_insert_mixed(vmf->vma, vmf->address, pfn);
 }
 
 static const struct vm_operations_struct kvmai_ctrdev_vm_ops = {
@@ -307,7 +318,8 @@ static int kvmai_ctrdev_mmap(struct vfio_device *vdev, struct vm_area_struct *vm
 	/* Read-only, now and after any mprotect(). */
 	if (vma->vm_flags & VM_WRITE)
 		return -EACCES;
-	vm_flags_mod(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE);
+	/* Not VM_PFNMAP, so that no IOMMU domain takes it: see the top. */
+	vm_flags_mod(vma, VM_MIXEDMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE);
 	if (cd->kp->regs)
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	vma->vm_ops = &kvmai_ctrdev_vm_ops;

@@ -11,6 +11,12 @@
  * against known rates.  A second unit's page is declared to hold another
  * stack's counters too, which kvmai must refuse to map.
  *
+ * Its pages are marked reserved, because the real ones are MMIO: VFIO's
+ * type1 IOMMU backend follows a VM_PFNMAP mapping of an MMIO or reserved
+ * page into an IOMMU domain (vaddr_get_pfns(), is_invalid_reserved_pfn()
+ * in drivers/vfio/vfio_iommu_type1.c) but refuses one of ordinary RAM, so
+ * a plain page would hide what a VMM can do with the real counters.
+ *
  * Each unit is also an uncore perf PMU in the uncore registry, so that
  * kvmai's ownership (and the host's losing and regaining the unit) works
  * as for a real one.  Its events count nothing.
@@ -19,6 +25,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/perf_event.h>
 
@@ -157,8 +164,10 @@ static void mock_remove(void)
 			uncore_guest_unregister(&mu->pmu);
 			perf_pmu_unregister(&mu->pmu);
 		}
-		if (mu->cp.page)
+		if (mu->cp.page) {
+			ClearPageReserved(mu->cp.page);
 			__free_page(mu->cp.page);
+		}
 		mu->offered = false;
 		mu->pmu_registered = false;
 		mu->cp.page = NULL;
@@ -180,6 +189,7 @@ static int mock_add_unit(struct mock_unit *mu)
 	};
 	if (!mu->cp.page)
 		return -ENOMEM;
+	SetPageReserved(mu->cp.page);
 	mu->pmu = (struct pmu) {
 		.module = THIS_MODULE,
 		.task_ctx_nr = perf_invalid_context,

@@ -15,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/ioctl.h>
+
 #include <linux/kvmai.h>
 #include <linux/kvmai_counters.h>
 #include <linux/vfio.h>
@@ -25,6 +28,8 @@
 #include "lib/netlink.h"
 #include "lib/pmu.h"
 #include "lib/counters.h"
+#include "lib/dev.h"
+#include "lib/pci.h"
 
 #define BW "mock_bw"
 #define BW_SHARED "mock_bw_shared"
@@ -354,6 +359,63 @@ TEST_F(ctr, removal_revokes_a_held_mapping)
 		usleep(100 * 1000);
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("removal: %#x", status);
 	EXPECT_EQ(0, mdev_count());
+}
+
+/*
+ * A VMM maps every RAM-like region of the guest, BARs included, into its
+ * IOMMU domain so that devices can reach each other; for the counters that
+ * would let the VM's own devices DMA-read them, and nothing tells an IOMMU
+ * mapping that the device was revoked.  So the counter page must never
+ * reach an IOMMU domain, before or after the revoke: here through a type1
+ * container holding a real device, as QEMU's and libvirt's default backend
+ * sets it up (nic1 behind the emulated host's VT-d).  iommufd only maps
+ * what it can pin, which no counters mapping is.  The CPU mapping still
+ * reads the counters.
+ */
+TEST_F(ctr, counter_page_never_reaches_an_iommu_domain)
+{
+	static const char *const nic[] = { "nic1" };
+	struct vfio_iommu_type1_dma_map map = {
+		.argsz = sizeof(map), .flags = VFIO_DMA_MAP_FLAG_READ, .iova = 1ULL << 32,
+	};
+	char saved[1][64], path[64];
+	const __u64 *bar0;
+	int group = -1, ret, round;
+	size_t size;
+
+	owned_and_open(_metadata, self);
+	bar0 = map_bar0(_metadata, self, &size);
+	ASSERT_NE(NULL, bar0);
+	EXPECT_NE(~0ULL, kt_read_once(bar0[0]));
+	map.vaddr = (__u64)(unsigned long)bar0;
+	map.size = size;
+
+	ASSERT_EQ(1, kt_dev_bind_vfio(nic, 1, saved)) TH_LOG("cannot bind nic1 to vfio-pci");
+	snprintf(path, sizeof(path), "/dev/vfio/%d", kt_pci_iommu_group(kt_dev_bdf("nic1")));
+	group = open(path, O_RDWR);
+	EXPECT_LE(0, group) TH_LOG("%s: %s", path, strerror(errno));
+	EXPECT_EQ(0, group < 0 ? -1 : ioctl(group, VFIO_GROUP_SET_CONTAINER, &self->v.container))
+		TH_LOG("nic1's group joins the counters' container: %s", strerror(errno));
+
+	for (round = 0; group >= 0 && round < 2; round++) {
+		if (round)
+			ASSERT_EQ(0, give_back(self, "vm1")) TH_LOG("%s", self->nl.ext);
+		ret = ioctl(self->v.container, VFIO_IOMMU_MAP_DMA, &map);
+		EXPECT_EQ(-1, ret) TH_LOG("%s: type1 put the counter page in nic1's IOMMU domain",
+					  round ? "revoked" : "live");
+		if (!ret) {
+			struct vfio_iommu_type1_dma_unmap unmap = {
+				.argsz = sizeof(unmap), .iova = map.iova, .size = map.size,
+			};
+
+			ioctl(self->v.container, VFIO_IOMMU_UNMAP_DMA, &unmap);
+		}
+	}
+	if (group >= 0)
+		close(group);
+	_test_cmd_pci_bind(kt_dev_bdf("nic1"), saved[0]);
+
+	munmap((void *)bar0, size);
 }
 
 /*
