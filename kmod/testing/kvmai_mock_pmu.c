@@ -7,7 +7,8 @@
  * registry, like an AMD L3 and DF PMU with their real MSR addresses (so
  * that KVM's MSR intercepts can be counted for them), an Intel CHA box
  * (read-only counters), with genoa=1 a Genoa socket's larger DF and its
- * twelve UMC PMUs, and, on kernels with
+ * twelve UMC PMUs, with iio_stacks= an Intel IIO stack whose dieN files
+ * name the PCIe root bus it counts on each package, and, on kernels with
  * the mediated vPMU, a "core" PMU that supports it, so that host events
  * blocking the mediated vPMU can be created at will.  Counters never count.
  *
@@ -92,6 +93,16 @@
 #define MOCK_CHA_REGS	16	/* 0xe00-0xe0f */
 #define MOCK_CHA_CTL0	1
 #define MOCK_CHA_CTR0	8
+/*
+ * Skylake-SP's IIO stack 0 (SKX_IIO0_MSR_PMON_* in uncore_snbep.c): box
+ * control 0xa40, counters from 0xa41, controls from 0xa48.
+ */
+#define MOCK_IIO_MSR	0xa40
+#define MOCK_IIO_PAIRS	4
+#define MOCK_IIO_REGS	16
+#define MOCK_IIO_CTL0	8
+#define MOCK_IIO_CTR0	1
+#define MOCK_MAX_DIES	8
 
 struct mock_pmu {
 	struct pmu pmu;
@@ -105,6 +116,7 @@ struct mock_pmu {
 	bool intel;		/* Intel's layout: controls, then counters */
 	bool no_rdpmc;		/* its counters have no RDPMC index (UMC) */
 	bool genoa;		/* only with genoa=1 */
+	bool iio;		/* only with iio_stacks= */
 	unsigned int nregs;	/* registers kept per package, from @msr */
 	u32 ctl0, ctr0;		/* pair 0's control and counter, from @msr */
 	u32 stride;		/* from one pair's control (counter) to the next */
@@ -131,6 +143,15 @@ MODULE_PARM_DESC(register_delay_ms, "test only: sleep between offering a unit an
 static bool genoa;
 module_param(genoa, bool, 0444);
 MODULE_PARM_DESC(genoa, "test only: an AMD Genoa socket's DF of 16 counters and 12 UMCs");
+/*
+ * The PCIe root bus ("SSSS:BB") of the IIO stack on each die, in die
+ * order: what the real driver reads from the CPU bus number MSRs and
+ * shows in uncore_iio_N/dieD (skx_iio_mapping_show()).
+ */
+static char *iio_stacks;
+module_param(iio_stacks, charp, 0444);
+MODULE_PARM_DESC(iio_stacks, "test only: play an IIO stack with these root buses, one per die");
+static char mock_iio_bus[MOCK_MAX_DIES][8];
 static int mock_cpuhp = -1;
 
 static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
@@ -270,6 +291,10 @@ static struct mock_pmu mock_pmus[] = {
 	{ .name = "mock_uncore_cha", .msr = MOCK_CHA_MSR, .pairs = MOCK_CHA_PAIRS,
 	  .uncore = true, .intel = true, .nregs = MOCK_CHA_REGS,
 	  .ctl0 = MOCK_CHA_CTL0, .ctr0 = MOCK_CHA_CTR0, .stride = 1,
+	  .scope = UNCORE_GUEST_SCOPE_DIE },
+	{ .name = "mock_uncore_iio_0", .msr = MOCK_IIO_MSR, .pairs = MOCK_IIO_PAIRS,
+	  .uncore = true, .intel = true, .iio = true, .nregs = MOCK_IIO_REGS,
+	  .ctl0 = MOCK_IIO_CTL0, .ctr0 = MOCK_IIO_CTR0, .stride = 1,
 	  .scope = UNCORE_GUEST_SCOPE_DIE },
 #ifdef PERF_PMU_CAP_MEDIATED_VPMU
 	{ .name = "mock_core" },
@@ -481,17 +506,69 @@ static void mock_remove(void)
 	}
 }
 
+static ssize_t mock_iio_die_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct dev_ext_attribute *ea = container_of(attr, struct dev_ext_attribute, attr);
+
+	return sysfs_emit(buf, "%s\n", mock_iio_bus[(unsigned long)ea->var]);
+}
+
+#define MOCK_IIO_DIE(d) \
+	static struct dev_ext_attribute mock_iio_die##d = { \
+		__ATTR(die##d, 0444, mock_iio_die_show, NULL), (void *)d##UL }
+MOCK_IIO_DIE(0); MOCK_IIO_DIE(1); MOCK_IIO_DIE(2); MOCK_IIO_DIE(3);
+MOCK_IIO_DIE(4); MOCK_IIO_DIE(5); MOCK_IIO_DIE(6); MOCK_IIO_DIE(7);
+
+static struct attribute *mock_iio_attrs[] = {
+	&mock_iio_die0.attr.attr, &mock_iio_die1.attr.attr, &mock_iio_die2.attr.attr,
+	&mock_iio_die3.attr.attr, &mock_iio_die4.attr.attr, &mock_iio_die5.attr.attr,
+	&mock_iio_die6.attr.attr, &mock_iio_die7.attr.attr, NULL,
+};
+
+/* Only the dies given a bus, as the real driver shows only dies there are. */
+static umode_t mock_iio_visible(struct kobject *kobj, struct attribute *attr, int i)
+{
+	return mock_iio_bus[i][0] ? attr->mode : 0;
+}
+
+static const struct attribute_group mock_iio_group = {
+	.attrs = mock_iio_attrs,
+	.is_visible = mock_iio_visible,
+};
+
+static const struct attribute_group *mock_iio_groups[] = { &mock_iio_group, NULL };
+
+/* iio_stacks: "SSSS:BB" per die, comma-separated. */
+static int mock_iio_parse(void)
+{
+	char *copy __free(kfree) = kstrdup(iio_stacks, GFP_KERNEL);
+	char *s = copy, *bus;
+	unsigned int die = 0, seg, nr;
+
+	while (s && (bus = strsep(&s, ",")) && *bus) {
+		if (die >= MOCK_MAX_DIES || strlen(bus) != 7 ||
+		    sscanf(bus, "%4x:%2x", &seg, &nr) != 2)
+			return -EINVAL;
+		snprintf(mock_iio_bus[die++], sizeof(mock_iio_bus[0]), "%04x:%02x", seg, nr);
+	}
+	return die ? 0 : -EINVAL;
+}
+
 static int __init mock_init(void)
 {
 	unsigned int i;
 	int ret;
 
+	if (iio_stacks && mock_iio_parse()) {
+		pr_err("iio_stacks: want SSSS:BB[,SSSS:BB...], one per die\n");
+		return -EINVAL;
+	}
 	mock_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("scrub_probe", 0600, mock_debugfs, NULL, &mock_probe_fops);
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		struct mock_pmu *mp = &mock_pmus[i];
 
-		if (mp->genoa && !genoa)
+		if ((mp->genoa && !genoa) || (mp->iio && !iio_stacks))
 			continue;
 		if (genoa && mp->msr == MOCK_DF_MSR)
 			mp->pairs = MOCK_GENOA_DF_PAIRS;
@@ -517,6 +594,8 @@ static int __init mock_init(void)
 		if (!mp->uncore)
 			mp->pmu.capabilities = PERF_PMU_CAP_MEDIATED_VPMU;
 #endif
+		if (mp->iio)
+			mp->pmu.attr_groups = mock_iio_groups;
 		/* As the series' drivers do: offered first, then registered. */
 		if (mp->uncore) {
 			ret = mock_offer(mp);

@@ -663,6 +663,73 @@ TEST_F_TIMEOUT(libvirt, units_without_pinned_vcpus_refused, 300)
 }
 
 /*
+ * A memory-side unit (here the L3 mock) counts the package's memory
+ * traffic: the domain must have its memory strictly on the package's
+ * nodes.  Without the <numatune> `vm plan` writes, vm6 is refused at
+ * `prepare`, by name, before QEMU starts.
+ */
+TEST_F_TIMEOUT(libvirt, memory_unit_without_strict_numa_refused, 300)
+{
+	char state[64];
+
+	ASSERT_EQ(0, define_planned(_metadata, self, "vm6", "gpu0 nic0", "vm6-p2p",
+				    PMU_ELEMENT(UNIT(MOCK_UNIT))));
+	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), "%s undefine vm6 && %s && %s define %s",
+			   VIRSH, "sed -i -e '/^ *<numatune>/,/^ *<\\/numatune>/d' /tmp/vm6.xml", VIRSH,
+			   "/tmp/vm6.xml")) TH_LOG("%s", self->out);
+	EXPECT_NE(0, start_dom(_metadata, self, "vm6"));
+	TH_LOG("virsh said: %s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	EXPECT_NE(NULL, strstr(self->out, "kvmai: pmu: unit " MOCK_UNIT " counts the memory traffic "
+			       "of package 0, so domain vm6 must have its memory strictly on node"));
+	EXPECT_NE(NULL, strstr(self->out, "but it has no <numatune><memory>"));
+	dom_state("vm6", state, sizeof(state));
+	EXPECT_STREQ("shut off", state);
+	EXPECT_EQ(-ENOENT, get_group(self, "vm6-p2p", NULL));
+	EXPECT_EQ(-ENOENT, get_pmu(self, "vm6", NULL));
+}
+
+/* The root bus ("SSSS:BB") of the PCIe hierarchy device @name sits in. */
+static int root_bus(const char *name, char *bus, size_t len)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd), "readlink -f /sys/bus/pci/devices/%s | cut -d/ -f4 | cut -c4-",
+		 kt_dev_bdf(name));
+	return kt_run(cmd, bus, len) || strlen(bus) < 7 ? -1 : (bus[7] = 0, 0);
+}
+
+/*
+ * An IIO unit counts every function below its PCIe stack.  The mock's
+ * stack on package 0 is sw0's root bus, where gpu1, nic1 and foreign0 sit
+ * beside vm7's gpu0 and nic0: the unit is refused at `prepare`, naming the
+ * stack and vm7, and nothing is left behind.
+ */
+TEST_F_TIMEOUT(libvirt, iio_unit_refused_while_a_foreign_device_is_below_its_stack, 300)
+{
+	char sw0[16], sw1[16], params[64], state[64], want[128];
+
+	ASSERT_EQ(0, root_bus("gpu0", sw0, sizeof(sw0)));
+	ASSERT_EQ(0, root_bus("gpu2", sw1, sizeof(sw1)));
+	ASSERT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_PMU));
+	snprintf(params, sizeof(params), "iio_stacks=%s,%s", sw0, sw1);
+	test_cmd_mod_load(KT_MOD_MOCK_PMU, params);
+	ASSERT_EQ(0, define_planned(_metadata, self, "vm7", "gpu0 nic0", "vm7-p2p",
+				    PMU_ELEMENT(UNIT("mock_uncore_iio_0"))));
+	EXPECT_NE(0, start_dom(_metadata, self, "vm7"));
+	TH_LOG("virsh said: %s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	snprintf(want, sizeof(want), "kvmai: pmu: unit mock_uncore_iio_0 counts PCIe stack %s, where ",
+		 sw0);
+	EXPECT_NE(NULL, strstr(self->out, want));
+	EXPECT_NE(NULL, strstr(self->out, " is not a PCI hostdev of domain vm7"));
+	dom_state("vm7", state, sizeof(state));
+	EXPECT_STREQ("shut off", state);
+	EXPECT_EQ(-ENOENT, get_group(self, "vm7-p2p", NULL));
+	EXPECT_EQ(-ENOENT, get_pmu(self, "vm7", NULL));
+}
+
+/*
  * A counters device belongs to the VM it was made for: vm2's, given to
  * vm1, is refused at `prepare`, naming both, before QEMU could open it.
  */

@@ -20,9 +20,11 @@ namespace {
 
 using kvmai::kvmaictl::testing::domain_xml;
 using kvmai::kvmaictl::testing::FakeTransport;
+using kvmai::kvmaictl::testing::kNumaTune;
 using kvmai::kvmaictl::testing::kvmai_vm;
 using kvmai::kvmaictl::testing::message;
 using kvmai::kvmaictl::testing::TempDir;
+using kvmai::kvmaictl::testing::write_host_topology;
 using ::testing::ElementsAre;
 
 using Log = FakeTransport::Log;
@@ -218,6 +220,7 @@ struct Host {
       dir.write("sys/bus/pci/devices/" + bdf + "/vendor", "0x10de\n");
     }
     dir.write("run/vm1.pid", "4242\n");
+    write_host_topology(dir);
   }
 };
 
@@ -702,7 +705,8 @@ TEST_F(HookTest, UnitsTakeTheCpusOfTheVcpuPinning) {
                                     "    <vcpupin vcpu='1' cpuset='2'/>\n"
                                     "    <vcpupin vcpu='2' cpuset=' 6 , 7-8 '/>\n"
                                     "    <emulatorpin cpuset='30-31'/>\n"
-                                    "  </cputune>\n");
+                                    "  </cputune>\n" +
+                                        kNumaTune);
   const Hooked h = hook("started", "begin", xml);
   ASSERT_EQ(h.rc, 0) << h.err;
   // vCPU 0 by <vcpu cpuset>, 1 and 2 by their <vcpupin>; the emulator
@@ -737,7 +741,7 @@ TEST_F(HookTest, UnitsNeedEveryVcpuPinned) {
 }
 
 TEST_F(HookTest, MetadataCpusMustBeThePinning) {
-  const std::string pinning = "  <vcpu cpuset='0-1'>2</vcpu>\n";
+  const std::string pinning = "  <vcpu cpuset='0-1'>2</vcpu>\n" + kNumaTune;
   Hooked h = hook("prepare", "begin",
                   vm1_vcpus(kvmai_vm("      <kvmai:pmu cpus='0-3'><kvmai:unit name='amd_l3'/>"
                                      "</kvmai:pmu>\n"),

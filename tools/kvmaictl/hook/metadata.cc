@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "client/names.h"
+#include "hook/entitlement.h"
 #include "model/pci_tree.h"
 #include "vm/libvirt.h"
 
@@ -297,6 +298,31 @@ VcpuPinning vcpu_pinning(const pugi::xml_node& domain) {
   return v;
 }
 
+NumaTune numatune(const pugi::xml_node& domain) {
+  const auto binding = [](const pugi::xml_node& e) {
+    MemoryBinding b;
+    if (const pugi::xml_attribute mode = e.attribute("mode"); !mode.empty()) {
+      b.mode = mode.value();
+    }
+    b.placement = e.attribute("placement").value();
+    if (const pugi::xml_attribute nodes = e.attribute("nodeset"); !nodes.empty()) {
+      b.nodeset = nodes.value();
+    }
+    return b;
+  };
+  NumaTune t;
+  const pugi::xml_node tune = domain.child("numatune");
+  if (const pugi::xml_node memory = tune.child("memory"); !memory.empty()) {
+    t.memory = binding(memory);
+  }
+  for (const pugi::xml_node& node : tune.children("memnode")) {
+    if (const auto cell = libvirt_number(node.attribute("cellid").value())) {
+      t.memnodes.emplace(*cell, binding(node));
+    }
+  }
+  return t;
+}
+
 // ---- checks ----------------------------------------------------------------
 
 std::string in_quotes(std::string_view s) {
@@ -451,6 +477,7 @@ DomainXml parse_domain_xml(std::string_view xml) {
   d.pci_devices = pci_devices(root.child("devices"));
   d.mdevs = mdevs(root.child("devices"));
   d.vcpus = vcpu_pinning(root);
+  d.numatune = numatune(root);
   d.kvmai = parse_metadata(root.child("metadata"));
   return d;
 }
@@ -530,6 +557,9 @@ DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeRe
   }
   if (m.pmu) {
     plan.pmu = plan_pmu(vm, *m.pmu, xml.vcpus, host);
+    if (!plan.pmu->shared) {
+      check_entitlement(vm, *plan.pmu, xml, sys, host);
+    }
   }
   return plan;
 }

@@ -79,6 +79,18 @@ struct VcpuPinning {
   std::map<unsigned, std::string> pins;  // vCPU -> <vcpupin cpuset>, as written
 };
 
+// Where libvirt binds guest memory (<numatune>), as written: a <memory>
+// or <memnode> element's mode is "strict" when absent, libvirt's default.
+struct MemoryBinding {
+  std::string mode = "strict";
+  std::string placement;               // "static", "auto"; "" when absent
+  std::optional<std::string> nodeset;  // as written
+};
+struct NumaTune {
+  std::optional<MemoryBinding> memory;         // <memory>
+  std::map<unsigned, MemoryBinding> memnodes;  // cellid -> <memnode>
+};
+
 struct Metadata {
   bool present = false;  // the domain's <metadata> holds kvm-ai's namespace
   std::vector<GroupSpec> groups;
@@ -97,6 +109,7 @@ struct DomainXml {
   // The UUIDs of its mediated devices (<hostdev type="mdev">), as written.
   std::vector<std::string> mdevs;
   VcpuPinning vcpus;
+  NumaTune numatune;
   Metadata kvmai;
 };
 
@@ -127,8 +140,9 @@ struct DomainPlan {
 // XML, the host's PCI devices in `sys`, the host's configuration and the
 // module's rules (names, modes, 2 to 16 members, each device a PCI
 // function of this domain and in one group only, uncore units only for
-// pinned vCPUs). Throws HookError naming the first problem, and the group
-// or device concerned.
+// pinned vCPUs, and only for a domain that is the sole user of what they
+// count unless the host shares its packages: entitlement.h). Throws
+// HookError naming the first problem, and the group or device concerned.
 DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys,
                        const HostConfig& host = {});
 

@@ -28,6 +28,7 @@ namespace lx = kvmai::kvmaictl::testing::lx;
 using kvmai::kvmaictl::testing::domain_xml;
 using kvmai::kvmaictl::testing::kvmai_vm;
 using kvmai::kvmaictl::testing::TempDir;
+using kvmai::kvmaictl::testing::write_host_topology;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -38,6 +39,7 @@ class FakeSys {
     for (const auto& b : bdfs) {
       dir_.write("bus/pci/devices/" + b + "/vendor", "0x15b3\n");
     }
+    write_host_topology(dir_, "");
   }
   const TreeReader& reader() const { return reader_; }
 

@@ -75,8 +75,25 @@ inline std::string hostdev_xml(const std::string& bdf) {
 }
 
 // What libvirt's XML says of the vCPUs by default here: two, each free to
-// run on host CPUs 0-3 (whole packages of the tests' hosts).
-inline const std::string kPinnedVcpus = "  <vcpu placement='static' cpuset='0-3'>2</vcpu>\n";
+// run on host CPUs 0-3 (of package 0 of the tests' hosts), with the guest's
+// memory bound to that package's node as uncore units need.
+inline const std::string kNumaTune =
+    "  <numatune><memory mode='strict' nodeset='0'/></numatune>\n";
+inline const std::string kPinnedVcpus =
+    "  <vcpu placement='static' cpuset='0-3'>2</vcpu>\n" + kNumaTune;
+
+// The tests' hosts below `dir`'s `sys`: two packages of 32 cores with two
+// threads each, as Linux numbers them (package 0 is CPUs 0-31 and their
+// siblings 64-95), each package one NUMA node.
+inline void write_host_topology(const TempDir& dir, const std::string& sys = "sys/") {
+  for (unsigned cpu = 0; cpu < 128; ++cpu) {
+    const std::string topo = sys + "devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    dir.write(topo + "physical_package_id", cpu % 64 < 32 ? "0\n" : "1\n");
+    dir.write(topo + "die_id", "0\n");
+  }
+  dir.write(sys + "devices/system/node/node0/cpulist", "0-31,64-95\n");
+  dir.write(sys + "devices/system/node/node1/cpulist", "32-63,96-127\n");
+}
 
 // A domain named `name` given `hostdevs`, with `metadata` (the inside of
 // <metadata>; none when empty), more `devices` XML and `vcpus` (<vcpu>,
