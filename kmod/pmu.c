@@ -341,7 +341,7 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 		if (ret)
 			return ERR_PTR(ret);
 	}
-	if (req->core && pvm && pvm->core) {
+	if (req->core && pvm && pvm->core && kvmai_pmu_core_held(&pvm->core_fence)) {
 		NL_SET_ERR_MSG_FMT(extack, "vm %s already owns the core PMU", pvm->vm);
 		return ERR_PTR(-EEXIST);
 	}
@@ -369,6 +369,11 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 			pvm->pid = get_pid(req->pid);
 	}
 	if (req->core) {
+		/* KVM dropped the fence with its vendor module: let go of it first. */
+		if (pvm->core) {
+			kvmai_pmu_core_unfence(&pvm->core_fence);
+			pvm->core = false;
+		}
 		ret = kvmai_pmu_core_fence(&pvm->core_fence, extack);
 		if (ret)
 			goto err;

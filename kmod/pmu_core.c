@@ -5,6 +5,10 @@
  * stand in its way (linux/perf/guest_owner.h); both come with the kvm-ai
  * patch series.  Without them the module cannot fence or see host events,
  * so it refuses to record an ownership it could not honour.
+ *
+ * KVM drops the fence when its vendor module is unloaded (a reload may
+ * give VMs no mediated vPMU at all): the record then no longer owns the
+ * core PMU, says so in pmu-get, and may take it again.
  */
 #include <linux/netlink.h>
 #include <linux/string.h>
@@ -66,6 +70,11 @@ void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 	if (!kvmai_test_core_unfence(fence))
 		kvm_mediated_pmu_unfence(&fence->kvm);
 }
+
+bool kvmai_pmu_core_held(const struct kvmai_core_fence *fence)
+{
+	return READ_ONCE(fence->mock_held) || READ_ONCE(fence->kvm.held);
+}
 #else
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack)
 {
@@ -76,5 +85,10 @@ int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack 
 
 void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 {
+}
+
+bool kvmai_pmu_core_held(const struct kvmai_core_fence *fence)
+{
+	return false;
 }
 #endif

@@ -18,9 +18,13 @@ struct kvmai_core_fence {
 #ifdef KVMAI_HAVE_CORE_FENCE
 	struct kvm_mediated_pmu_fence kvm;
 #endif
+	/* Test builds: a fence of the mock provider's, which sets and clears it. */
+	bool mock_held;
 };
 
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack);
 void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence);
+/* Still in force: KVM drops its fences when its vendor module goes. */
+bool kvmai_pmu_core_held(const struct kvmai_core_fence *fence);
 
 #endif /* _KVMAI_PMU_CORE_H */

@@ -17,19 +17,19 @@ struct pci_dev;
 void kvmai_test_unload_delay(void);
 bool kvmai_test_fail_restore(void);
 bool kvmai_test_acs_quirk(struct pci_dev *pdev);
-bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret);
-bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence);
+bool kvmai_test_core_fence(struct kvmai_core_fence *fence, int *ret);
+bool kvmai_test_core_unfence(struct kvmai_core_fence *fence);
 #else
 static inline void kvmai_test_unload_delay(void) { }
 static inline bool kvmai_test_fail_restore(void) { return false; }
 static inline bool kvmai_test_acs_quirk(struct pci_dev *pdev) { return false; }
 
-static inline bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret)
+static inline bool kvmai_test_core_fence(struct kvmai_core_fence *fence, int *ret)
 {
 	return false;
 }
 
-static inline bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence)
+static inline bool kvmai_test_core_unfence(struct kvmai_core_fence *fence)
 {
 	return false;
 }

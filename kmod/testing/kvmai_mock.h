@@ -6,7 +6,8 @@
 #ifndef _KVMAI_MOCK_H
 #define _KVMAI_MOCK_H
 
-int kvmai_mock_core_fence(void);
-void kvmai_mock_core_unfence(void);
+/* The fence sets *@held, and clears it when dropped (drop_fences too). */
+int kvmai_mock_core_fence(bool *held);
+void kvmai_mock_core_unfence(bool *held);
 
 #endif /* _KVMAI_MOCK_H */

@@ -16,7 +16,9 @@
  * vPMU, which the emulated host's KVM cannot (TCG has no PMU).  The mock
  * offers test builds of kvmai a fence of its own instead, with KVM's and
  * perf's rules for mock_core alone: it is refused while mock_core has events
- * that count in guests, and refuses them while it is held.
+ * that count in guests, and refuses them while it is held; and, as KVM
+ * drops its fences when its vendor module is unloaded, writing 1 to
+ * debugfs kvmai_mock_pmu/drop_fences drops the mock's.
  *
  * The uncore units keep their registers in memory, per package, and the
  * registry reaches them through uncore_guest_ops: what the guest writes
@@ -164,28 +166,79 @@ static u64 *mock_reg(struct mock_pmu *mp, u32 msr)
 	return &mp->regs[pkg * mp->nregs + msr - mp->msr];
 }
 
-/* The mock's core fence, and mock_core's events that count in guests. */
+/*
+ * The mock's core fences, each by its owner's flag, and mock_core's events
+ * that count in guests.  Like KVM's, they all go when the "vendor module"
+ * does: debugfs kvmai_mock_pmu/drop_fences, written 1.
+ */
+#define MOCK_MAX_FENCES	KVMAI_MAX_PMU_VMS	/* one per VM record, at most */
 static DEFINE_MUTEX(mock_fence_lock);
+static bool *mock_fence_held[MOCK_MAX_FENCES];
 static unsigned int mock_fences;
 static unsigned int mock_include_guest;
 
-int kvmai_mock_core_fence(void)
+int kvmai_mock_core_fence(bool *held)
 {
+	unsigned int i;
+
 	guard(mutex)(&mock_fence_lock);
 	if (mock_include_guest)
 		return -EBUSY;
+	for (i = 0; i < MOCK_MAX_FENCES; i++)
+		if (!mock_fence_held[i])
+			break;
+	if (i == MOCK_MAX_FENCES)
+		return -ENOSPC;
+	mock_fence_held[i] = held;
+	WRITE_ONCE(*held, true);
 	mock_fences++;
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kvmai_mock_core_fence);
 
-void kvmai_mock_core_unfence(void)
+void kvmai_mock_core_unfence(bool *held)
 {
+	unsigned int i;
+
 	guard(mutex)(&mock_fence_lock);
-	if (!WARN_ON_ONCE(!mock_fences))
-		mock_fences--;
+	for (i = 0; i < MOCK_MAX_FENCES; i++)
+		if (mock_fence_held[i] == held)
+			break;
+	if (i == MOCK_MAX_FENCES)
+		return;		/* dropped already */
+	mock_fence_held[i] = NULL;
+	WRITE_ONCE(*held, false);
+	mock_fences--;
 }
 EXPORT_SYMBOL_GPL(kvmai_mock_core_unfence);
+
+/* What KVM does to its fences when its vendor module is unloaded. */
+static ssize_t mock_drop_fences_write(struct file *file, const char __user *buf, size_t len,
+				      loff_t *ppos)
+{
+	unsigned int i;
+	bool drop;
+	int ret;
+
+	ret = kstrtobool_from_user(buf, len, &drop);
+	if (ret)
+		return ret;
+	if (!drop)
+		return len;
+	guard(mutex)(&mock_fence_lock);
+	for (i = 0; i < MOCK_MAX_FENCES; i++) {
+		if (!mock_fence_held[i])
+			continue;
+		WRITE_ONCE(*mock_fence_held[i], false);
+		mock_fence_held[i] = NULL;
+	}
+	mock_fences = 0;
+	return len;
+}
+
+static const struct file_operations mock_drop_fences_fops = {
+	.write = mock_drop_fences_write,
+};
 
 static void mock_core_destroy(struct perf_event *event)
 {
@@ -565,6 +618,7 @@ static int __init mock_init(void)
 	}
 	mock_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("scrub_probe", 0600, mock_debugfs, NULL, &mock_probe_fops);
+	debugfs_create_file("drop_fences", 0200, mock_debugfs, NULL, &mock_drop_fences_fops);
 	for (i = 0; i < ARRAY_SIZE(mock_pmus); i++) {
 		struct mock_pmu *mp = &mock_pmus[i];
 

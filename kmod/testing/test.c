@@ -18,6 +18,7 @@
 #include <linux/workqueue.h>
 
 #include "../kvmai.h"
+#include "../pmu_core.h"
 #include "../testing.h"
 #include "kvmai_mock.h"
 
@@ -87,13 +88,13 @@ bool kvmai_test_acs_quirk(struct pci_dev *pdev)
  */
 struct kvmai_test_fence {
 	struct list_head node;
-	const struct kvmai_core_fence *fence;
+	struct kvmai_core_fence *fence;
 };
 
 static LIST_HEAD(kvmai_test_fences);
 
 /* False (nothing done) when the mock is not loaded. */
-bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret)
+bool kvmai_test_core_fence(struct kvmai_core_fence *fence, int *ret)
 {
 	typeof(kvmai_mock_core_fence) *fence_fn = symbol_get(kvmai_mock_core_fence);
 	struct kvmai_test_fence *tf;
@@ -102,7 +103,7 @@ bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret)
 	if (!fence_fn)
 		return false;
 	tf = kzalloc_obj(*tf);
-	*ret = tf ? fence_fn() : -ENOMEM;
+	*ret = tf ? fence_fn(&fence->mock_held) : -ENOMEM;
 	if (*ret) {
 		kfree(tf);
 		symbol_put(kvmai_mock_core_fence);
@@ -114,7 +115,7 @@ bool kvmai_test_core_fence(const struct kvmai_core_fence *fence, int *ret)
 }
 
 /* Give back @fence if the mock gave it, and drop the mock's pin: true then. */
-bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence)
+bool kvmai_test_core_unfence(struct kvmai_core_fence *fence)
 {
 	typeof(kvmai_mock_core_unfence) *unfence;
 	struct kvmai_test_fence *tf;
@@ -129,7 +130,7 @@ bool kvmai_test_core_unfence(const struct kvmai_core_fence *fence)
 	kfree(tf);
 	unfence = symbol_get(kvmai_mock_core_unfence);
 	if (!WARN_ON_ONCE(!unfence)) {
-		unfence();
+		unfence(&fence->mock_held);
 		symbol_put(kvmai_mock_core_unfence);
 	}
 	symbol_put(kvmai_mock_core_fence);

@@ -795,6 +795,35 @@ TEST_F(pmu, core_fences_host_events_that_count_guests)
 	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 }
 
+/*
+ * KVM drops every fence when its vendor module is unloaded (the module
+ * may come back with enable_mediated_pmu=0); the mock does the same on
+ * request.  The record must stop showing the core PMU, host events must
+ * be allowed again, the release must not drop the fence a second time,
+ * and the VM can take the core PMU anew.
+ */
+TEST_F(pmu, core_fence_ends_with_the_vendor_module)
+{
+	struct kt_pmu_req req = { .vm = "vm1", .core = true };
+	struct kt_pmu_req get = { .cmd = KVMAI_CMD_PMU_GET, .vm = "vm1" };
+	struct kt_pmu rec;
+
+	if (!core_fence_built(self))
+		SKIP(return, "kernel without the KVM core PMU fence");
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
+	EXPECT_TRUE(rec.core);
+	ASSERT_EQ(0, kt_mock_drop_fences());
+	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("host still fenced");
+	ASSERT_EQ(0, _test_cmd_pmu(&self->nl, &get, &rec)) TH_LOG("%s", self->nl.ext);
+	EXPECT_FALSE(rec.core) TH_LOG("the record still shows the dropped fence");
+	/* Taken anew: the host is fenced again, and the release drops it once. */
+	ASSERT_EQ(0, assign(_metadata, self, &req, &rec)) TH_LOG("%s", self->nl.ext);
+	EXPECT_TRUE(rec.core);
+	EXPECT_EQ(-EOPNOTSUPP, kt_perf_try("mock_core", 0, false));
+	ASSERT_EQ(0, release(self, "vm1", true, NULL)) TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ(0, kt_perf_try("mock_core", 0, false)) TH_LOG("still fenced after release");
+}
+
 TEST_F(pmu, core_refused_while_host_events_count_guests)
 {
 	struct kt_pmu_req req = { .vm = "vm1", .core = true };

@@ -285,6 +285,11 @@ int kt_mock_scrub_probe(bool on)
 	return kt_sysfs_write(MOCK_SCRUB_PROBE, on ? "1\n" : "0\n");
 }
 
+int kt_mock_drop_fences(void)
+{
+	return kt_sysfs_write("/sys/kernel/debug/kvmai_mock_pmu/drop_fences", "1\n");
+}
+
 int kt_mock_scrub_probed(int *opened, int *refused)
 {
 	char buf[64];

@@ -113,6 +113,8 @@ int kt_mock_pmu_reg(const char *unit, unsigned int pkg, __u32 msr, __u64 *val, l
  * kt_mock_scrub_probed() reads the answers so far.  0 or -errno.
  */
 int kt_mock_scrub_probe(bool on);
+/* Drops the mock's core fences as KVM drops its own when kvm_amd goes. */
+int kt_mock_drop_fences(void);
 int kt_mock_scrub_probed(int *opened, int *refused);
 
 #endif /* KT_PMU_H */
