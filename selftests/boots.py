@@ -38,6 +38,9 @@ class Boot:
     # Boots a profile of multi-threaded TCG, whose emulator fails now and
     # then under load (emulated-host.rst, "Emulator stalls").
     multi_tcg: bool = False
+    # A QEMU CPU model instead of the profile's: the same boot on another
+    # platform model.
+    cpu: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ class Table:
         for name, b in cfg.get("boot", {}).items():
             boot = Boot(name, b.get("kernel"), b.get("profile"), b.get("default", True),
                         tuple(b.get("beside", ())),
-                        profiles.get(b.get("profile"), {}).get("tcg_thread") == "multi")
+                        profiles.get(b.get("profile"), {}).get("tcg_thread") == "multi",
+                        b.get("cpu", ""))
             if boot.kernel not in KERNELS:
                 raise TableError(f"boot {name}: kernel must be one of {', '.join(KERNELS)}")
             if boot.profile not in profiles:
@@ -133,7 +137,8 @@ def main():
             for b in table.boots.values():
                 print(f"{b.name:15} {b.kernel:8} {b.profile:14} "
                       f"{'make check' if b.default else 'on request':11} "
-                      f"{'beside ' + '+'.join(b.beside) if b.beside else ''}")
+                      f"{'beside ' + '+'.join(b.beside) if b.beside else ''}"
+                      f"{'cpu ' + b.cpu if b.cpu else ''}")
                 print(f"{'':15} {' '.join(table.of(b.profile))} kernel_health")
         else:
             print(__doc__.strip(), file=sys.stderr)

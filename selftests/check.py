@@ -321,6 +321,8 @@ def stage_boot(tally, args, stage):
     else:
         payload = TOP / "build/vm-payload"
     cmd += ["--payload", str(payload)]
+    if boot.cpu:
+        cmd += ["--cpu", boot.cpu]
     if args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     # Multi-threaded TCG (the profiles with L2 guests) fails under load in

@@ -79,6 +79,38 @@
 #define WINDOW_START_US 1500000
 #define WINDOW_US 3000000
 
+/* A field of the emulated host's /proc/cpuinfo; -cpu host gives L2 the same. */
+static unsigned int cpuinfo(const char *field)
+{
+	char line[256];
+	unsigned int v = 0;
+	size_t n = strlen(field);
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, n) && line[n] == '\t') {
+			v = atoi(strchr(line, ':') + 1);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static unsigned int cpu_family(void)
+{
+	return cpuinfo("cpu family");
+}
+
+/* AMD Genoa (EPYC 9004: family 19h, models 10h-1fh), as QEMU's EPYC-Genoa. */
+static bool genoa_host(void)
+{
+	unsigned int model = cpuinfo("model");
+
+	return cpu_family() == 0x19 && model >= 0x10 && model <= 0x1f;
+}
+
 FIXTURE(l2unc) {
 	struct kt_nl nl;
 	char cpus[64];
@@ -94,7 +126,9 @@ FIXTURE_SETUP(l2unc)
 	if (access(KT_L2_KERNEL, F_OK))
 		SKIP(return, KT_L2_SKIP);
 	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
-	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
+	/* The units the platform has: a Genoa socket's DF of 16 and 12 UMCs. */
+	if (!kt_mod_loaded(KT_MOD_MOCK_PMU))
+		test_cmd_mod_load(KT_MOD_MOCK_PMU, genoa_host() ? "genoa=1" : NULL);
 	/* 0 also while no unit is offered: after the mock's are. */
 	if (kt_kvm_check_cap(KVM_CAP_X86_UNCORE_PASSTHROUGH) <= 0)
 		SKIP(return, "KVM without KVM_CAP_X86_UNCORE_PASSTHROUGH (kvm-ai series)");
@@ -179,24 +213,6 @@ static bool l3_control_holds(__u64 event, __u64 *ctl)
 	return false;
 }
 
-/* The emulated host's CPU family; -cpu host gives L2 the same. */
-static unsigned int cpu_family(void)
-{
-	char line[256];
-	unsigned int family = 0;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "cpu family\t: ", 13)) {
-			family = atoi(line + 13);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return family;
-}
-
 TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 {
 	bool zen = cpu_family() >= 0x17;
@@ -211,7 +227,8 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 	/* QEMU, not root, made its console log. */
 	EXPECT_TRUE(owned_by_vmm_user(L2_WORK "/console.log"));
 	/* Linux names them amd_l2/amd_nb below family 17h, amd_l3/amd_df from it. */
-	TH_LOG("emulated host: CPU family 0x%x", cpu_family());
+	TH_LOG("emulated host: CPU family 0x%x model 0x%x%s", cpu_family(), cpuinfo("model"),
+	       genoa_host() ? " (Genoa: the mock plays its units)" : "");
 	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_l3" : "KVMAI-UNCORE pmu amd_l2"));
 	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_df" : "KVMAI-UNCORE pmu amd_nb"));
 	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE perf-exit 0"));

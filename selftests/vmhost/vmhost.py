@@ -128,10 +128,11 @@ class Topology:
             if d.get("role") not in ("gpu", "nic", "other"):
                 die(f"{path}: device '{d['name']}': role must be gpu, nic or other")
 
-    def use_profile(self, name):
+    def use_profile(self, name, cpu=None):
         """Boot as host profile @name ([profile.NAME]): its keys replace
-        [machine]'s, "append" adds to the kernel command line.  Returns the
-        initramfs parts it adds (PARTS)."""
+        [machine]'s, "append" adds to the kernel command line; @cpu, when
+        given, replaces the CPU model.  Returns the initramfs parts it adds
+        (PARTS)."""
         profiles = self.cfg.get("profile", {})
         if name not in profiles:
             die(f"no [profile.{name}] in the topology")
@@ -146,6 +147,8 @@ class Topology:
             if key not in self.machine:
                 die(f"[profile.{name}]: '{key}' is no key of [machine]")
             self.machine[key] = value
+        if cpu:
+            self.machine["cpu"] = cpu
         if "l2" in parts and "l2" not in self.cfg:
             die(f"[profile.{name}] runs guests of its own, but the topology has no [l2]")
         return parts
@@ -536,7 +539,7 @@ def build_payload(payload_dir, devmap, profile, out):
 
 def boot(args):
     topo = Topology(args.topology)
-    parts = topo.use_profile(args.profile)
+    parts = topo.use_profile(args.profile, args.cpu)
     kernel = Kernel(args.kernel_dir)
     qargs, devmap = topo.qemu_args(args.tcg_thread)
 
@@ -687,6 +690,8 @@ def main():
     ap.add_argument("--profile", default="plain",
                     help="host profile: [profile.NAME] of the topology (plain, nested, "
                          "uncore-guests, libvirt)")
+    ap.add_argument("--cpu", help="QEMU CPU model instead of the profile's (the same host "
+                                   "on another platform model, e.g. EPYC-Genoa)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--print-qemu-args", action="store_true",
                     help="print the machine's QEMU arguments and the device map, then exit")
@@ -694,7 +699,7 @@ def main():
 
     if args.print_qemu_args:
         topo = Topology(args.topology)
-        topo.use_profile(args.profile)
+        topo.use_profile(args.profile, args.cpu)
         qargs, devmap = topo.qemu_args(args.tcg_thread)
         print(shlex.join(qargs))
         print("\n".join(devmap))
