@@ -246,6 +246,19 @@ static int define_planned(struct __test_metadata *_metadata, struct _test_data_l
 	return rc;
 }
 
+/*
+ * @dom defined anew from /tmp/@dom.xml without its <@element> (the lines
+ * from its start tag to its end tag): the plan names no UUID, so a second
+ * define would clash.  0 or the shell's status, its output in self->out.
+ */
+static int redefine_without(struct _test_data_libvirt *self, const char *dom,
+			    const char *element)
+{
+	return kt_sh(self->out, sizeof(self->out),
+		     "%s undefine %s && sed -i -e '/^ *<%s>/,/^ *<\\/%s>/d' /tmp/%s.xml && %s define /tmp/%s.xml",
+		     VIRSH, dom, element, element, dom, VIRSH, dom);
+}
+
 /* virsh start @dom, logging its exit status and how long it took. */
 static int start_dom(struct __test_metadata *_metadata, struct _test_data_libvirt *self,
 		     const char *dom)
@@ -648,10 +661,7 @@ TEST_F_TIMEOUT(libvirt, units_without_pinned_vcpus_refused, 300)
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm5", "gpu0 nic0", "vm5-p2p",
 				    "<kvmai:pmu cpus=\"0\"><kvmai:unit name=\"" MOCK_UNIT
 				    "\"/></kvmai:pmu>"));
-	/* Defined anew: the plan names no UUID, so a second define would clash. */
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), "%s undefine vm5 && %s && %s define %s",
-			   VIRSH, "sed -i -e '/<cputune>/,/<\\/cputune>/d' /tmp/vm5.xml", VIRSH,
-			   "/tmp/vm5.xml")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, redefine_without(self, "vm5", "cputune")) TH_LOG("%s", self->out);
 	EXPECT_NE(0, start_dom(_metadata, self, "vm5"));
 	TH_LOG("virsh said: %s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
@@ -674,9 +684,7 @@ TEST_F_TIMEOUT(libvirt, memory_unit_without_strict_numa_refused, 300)
 
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm6", "gpu0 nic0", "vm6-p2p",
 				    PMU_ELEMENT(UNIT(MOCK_UNIT))));
-	ASSERT_EQ(0, kt_sh(self->out, sizeof(self->out), "%s undefine vm6 && %s && %s define %s",
-			   VIRSH, "sed -i -e '/^ *<numatune>/,/^ *<\\/numatune>/d' /tmp/vm6.xml", VIRSH,
-			   "/tmp/vm6.xml")) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, redefine_without(self, "vm6", "numatune")) TH_LOG("%s", self->out);
 	EXPECT_NE(0, start_dom(_metadata, self, "vm6"));
 	TH_LOG("virsh said: %s", self->out);
 	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
