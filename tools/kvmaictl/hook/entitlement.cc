@@ -18,7 +18,8 @@ namespace {
 // table's types in uncore_discovery.c: "iio" and "iio_free_running",
 // "irp", "m2pcie", "r2pcie", "pcie3"/"pcie4", "cxlcm", "cxldp", "b2cxl".
 // AMD offers no stack unit (arch/x86/events/amd/uncore.c: DF, L3, UMC).
-constexpr std::array<std::string_view, 7> kStackTypes = {"iio", "irp", "m2pcie", "r2pcie", "pcie", "cxl", "b2cxl"};
+constexpr std::array<std::string_view, 7> kStackTypes = {"iio",  "irp", "m2pcie", "r2pcie",
+                                                         "pcie", "cxl", "b2cxl"};
 
 std::string in_quotes(std::string_view s) {
   return "\"" + printable(s) + "\"";
@@ -113,7 +114,8 @@ void check_memory(const std::string& vm, const std::string& unit, const std::set
       continue;
     }
     const auto id = parse_cpuset(e.substr(4));
-    const auto node_cpus = parse_cpuset(read_line(sys, "devices/system/node/" + e + "/cpulist").value_or(""));
+    const auto node_cpus =
+        parse_cpuset(read_line(sys, "devices/system/node/" + e + "/cpulist").value_or(""));
     if (!id || id->size() != 1 || !node_cpus) {
       continue;
     }
@@ -140,9 +142,9 @@ void check_memory(const std::string& vm, const std::string& unit, const std::set
     throw HookError(
         cat({"pmu: unit ", unit, " counts the memory traffic of package ", list(pkgs),
              ", so domain ", printable(vm), " must have its memory strictly on node ",
-             allowed.empty() ? "(none found)" : list(allowed), " (<numatune><memory mode='strict' nodeset='",
-             list(allowed), "'/>), but ", problem, "; or the host shares its packages ([pmu] shared in ",
-             printable(host.path), ")"}));
+             allowed.empty() ? "(none found)" : list(allowed),
+             " (<numatune><memory mode='strict' nodeset='", list(allowed), "'/>), but ", problem,
+             "; or the host shares its packages ([pmu] shared in ", printable(host.path), ")"}));
   }
 }
 
@@ -154,10 +156,10 @@ void check_stack(const std::string& vm, const std::string& unit, const std::set<
   for (const unsigned die : dies) {
     const auto stack = read_line(sys, dir + "die" + std::to_string(die));
     if (!stack || stack->size() != 7 || (*stack)[4] != ':') {
-      throw HookError(cat({"pmu: unit ", unit, " counts a PCIe stack, but the kernel does not say ",
-                           "which on die ", std::to_string(die), " (", dir, "die",
-                           std::to_string(die), "): domain ", printable(vm),
-                           " cannot be shown to own every device below it"}));
+      throw HookError(
+          cat({"pmu: unit ", unit, " counts a PCIe stack, but the kernel does not say ",
+               "which on die ", std::to_string(die), " (", dir, "die", std::to_string(die),
+               "): domain ", printable(vm), " cannot be shown to own every device below it"}));
     }
     const std::string root = "devices/pci" + *stack + "/";
     for (const std::string& bdf : sys.list("bus/pci/devices")) {
@@ -170,12 +172,12 @@ void check_stack(const std::string& vm, const std::string& unit, const std::set<
       if (cls && (*cls >> 8) == 0x0604) {
         continue;
       }
-      if (std::find(xml.pci_devices.begin(), xml.pci_devices.end(), bdf) ==
-          xml.pci_devices.end()) {
-        throw HookError(cat({"pmu: unit ", unit, " counts PCIe stack ", printable(*stack),
-                             ", where ", printable(bdf), " is not a PCI hostdev of domain ",
-                             printable(vm), ": the unit is the domain's only with every device "
-                             "below the stack"}));
+      if (std::find(xml.pci_devices.begin(), xml.pci_devices.end(), bdf) == xml.pci_devices.end()) {
+        throw HookError(
+            cat({"pmu: unit ", unit, " counts PCIe stack ", printable(*stack), ", where ",
+                 printable(bdf), " is not a PCI hostdev of domain ", printable(vm),
+                 ": the unit is the domain's only with every device "
+                 "below the stack"}));
       }
     }
   }
@@ -185,9 +187,10 @@ void check_stack(const std::string& vm, const std::string& unit, const std::set<
 
 UnitCounts unit_counts(std::string_view unit) {
   // "uncore_iio_free_running_3" -> "iio_free_running"; "amd_umc_2" -> "umc".
-  if (const auto u = unit.rfind('_'); u != std::string_view::npos && u + 1 < unit.size() &&
-                                      std::all_of(unit.begin() + static_cast<long>(u) + 1, unit.end(),
-                                                  [](char c) { return c >= '0' && c <= '9'; })) {
+  if (const auto u = unit.rfind('_');
+      u != std::string_view::npos && u + 1 < unit.size() &&
+      std::all_of(unit.begin() + static_cast<long>(u) + 1, unit.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
     unit = unit.substr(0, u);
   }
   if (const auto p = unit.find("uncore_"); p != std::string_view::npos) {

@@ -88,8 +88,9 @@ std::string refusal(const std::string& unit, const std::string& cpus, const Doma
 }
 
 TEST(Entitlement, UnitsByWhatTheyCount) {
-  for (const char* u : {"uncore_iio_3", "uncore_iio_free_running_0", "uncore_irp_2",
-                        "uncore_m2pcie_1", "uncore_cxlcm_0", "uncore_cxldp_1", "mock_uncore_iio_0"}) {
+  for (const char* u :
+       {"uncore_iio_3", "uncore_iio_free_running_0", "uncore_irp_2", "uncore_m2pcie_1",
+        "uncore_cxlcm_0", "uncore_cxldp_1", "mock_uncore_iio_0"}) {
     EXPECT_EQ(unit_counts(u), UnitCounts::pcie_stack) << u;
   }
   for (const char* u : {"uncore_imc_0", "uncore_imc_free_running_1", "uncore_cha_12",
@@ -102,12 +103,14 @@ TEST(Entitlement, UnitsByWhatTheyCount) {
 TEST(Entitlement, MemoryUnitsNeedStrictBindingToTheirPackagesNodes) {
   const Host h;
   const auto bound = [&](const std::string& numa) { return domain({}, "0-3", numa); };
-  EXPECT_EQ(refusal("amd_l3", "0-3", bound(numatune("<memory mode='strict' nodeset='0'/>")), h), "");
+  EXPECT_EQ(refusal("amd_l3", "0-3", bound(numatune("<memory mode='strict' nodeset='0'/>")), h),
+            "");
   // libvirt's default mode is strict.
   EXPECT_EQ(refusal("amd_df", "0-3", bound(numatune("<memory nodeset='0'/>")), h), "");
   // A domain on both packages may use both nodes.
-  EXPECT_EQ(refusal("amd_df", "0-3,32", domain({}, "0-3,32", numatune("<memory nodeset='0-1'/>")), h),
-            "");
+  EXPECT_EQ(
+      refusal("amd_df", "0-3,32", domain({}, "0-3,32", numatune("<memory nodeset='0-1'/>")), h),
+      "");
   const std::vector<std::pair<std::string, std::string>> refused{
       {"", "but it has no <numatune><memory>"},
       {numatune("<memory mode='preferred' nodeset='0'/>"),
@@ -135,16 +138,16 @@ TEST(Entitlement, MemoryUnitsNeedStrictBindingToTheirPackagesNodes) {
 TEST(Entitlement, StackUnitsNeedEveryDeviceBelowTheStack) {
   const Host h;
   const std::string numa = numatune("<memory nodeset='0'/>");
-  EXPECT_EQ(refusal("uncore_iio_1", "0-3", domain({"0000:11:00.0", "0000:12:00.0"}, "0-3", numa), h),
-            "");
+  EXPECT_EQ(
+      refusal("uncore_iio_1", "0-3", domain({"0000:11:00.0", "0000:12:00.0"}, "0-3", numa), h), "");
   EXPECT_EQ(refusal("uncore_iio_1", "0-3", domain({"0000:11:00.0"}, "0-3", numa), h),
             "pmu: unit uncore_iio_1 counts PCIe stack 0000:10, where 0000:12:00.0 is not a PCI "
             "hostdev of domain vm1: the unit is the domain's only with every device below the "
             "stack");
   // On package 1 it counts the other stack.
-  EXPECT_THAT(refusal("uncore_iio_1", "32-35",
-                      domain({"0000:11:00.0", "0000:12:00.0"}, "32-35", numa), h),
-              HasSubstr("counts PCIe stack 0000:30, where 0000:31:00.0 is not"));
+  EXPECT_THAT(
+      refusal("uncore_iio_1", "32-35", domain({"0000:11:00.0", "0000:12:00.0"}, "32-35", numa), h),
+      HasSubstr("counts PCIe stack 0000:30, where 0000:31:00.0 is not"));
   // No mapping for die 1: nobody can tell what it counts there.
   EXPECT_THAT(refusal("uncore_iio_2", "32", domain({"0000:31:00.0"}, "32", numa), h),
               HasSubstr("pmu: unit uncore_iio_2 counts a PCIe stack, but the kernel does not say "
@@ -158,8 +161,8 @@ TEST(Entitlement, SharedDomainsAreNotChecked) {
   HostConfig host;
   host.pmu_shared = {"vm1"};
   const DomainXml d = parse_domain_xml(
-      domain_xml("vm1", {}, kvmai_vm("      <kvmai:pmu><kvmai:unit name='amd_l3'/></kvmai:pmu>\n"), "",
-                 "  <vcpu cpuset='0-3'>2</vcpu>\n"));
+      domain_xml("vm1", {}, kvmai_vm("      <kvmai:pmu><kvmai:unit name='amd_l3'/></kvmai:pmu>\n"),
+                 "", "  <vcpu cpuset='0-3'>2</vcpu>\n"));
   EXPECT_NO_THROW(plan_domain("vm1", d, h.sys(), host));
   EXPECT_THROW(plan_domain("vm1", d, h.sys(), HostConfig{}), HookError);
 }

@@ -77,8 +77,7 @@ inline std::string hostdev_xml(const std::string& bdf) {
 // What libvirt's XML says of the vCPUs by default here: two, each free to
 // run on host CPUs 0-3 (of package 0 of the tests' hosts), with the guest's
 // memory bound to that package's node as uncore units need.
-inline const std::string kNumaTune =
-    "  <numatune><memory mode='strict' nodeset='0'/></numatune>\n";
+inline const std::string kNumaTune = "  <numatune><memory mode='strict' nodeset='0'/></numatune>\n";
 inline const std::string kPinnedVcpus =
     "  <vcpu placement='static' cpuset='0-3'>2</vcpu>\n" + kNumaTune;
 
