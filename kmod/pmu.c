@@ -341,7 +341,7 @@ struct kvmai_pmu_vm *kvmai_pmu_assign(const struct kvmai_pmu_req *req,
 		if (ret)
 			return ERR_PTR(ret);
 	}
-	if (req->core && pvm && pvm->core && kvmai_pmu_core_held(&pvm->core_fence)) {
+	if (req->core && pvm && kvmai_pmu_owns_core(pvm)) {
 		NL_SET_ERR_MSG_FMT(extack, "vm %s already owns the core PMU", pvm->vm);
 		return ERR_PTR(-EEXIST);
 	}

@@ -48,6 +48,12 @@ struct kvmai_pmu_vm {
 /* Two AMD Genoa/Turin sockets: a DF, an L3 and 24 UMCs; KVM's limit too. */
 #define KVMAI_PMU_MAX_UNITS 32
 
+/* @pvm owns the core PMU: KVM drops a fence when its vendor module goes. */
+static inline bool kvmai_pmu_owns_core(const struct kvmai_pmu_vm *pvm)
+{
+	return pvm->core && kvmai_pmu_core_held(&pvm->core_fence);
+}
+
 /* A pmu-assign request, parsed. */
 struct kvmai_pmu_req {
 	const char *vm;

@@ -117,8 +117,7 @@ static int kvmai_fill_pmu(struct sk_buff *msg, struct kvmai_pmu_vm *pvm)
 	unsigned int cpu, pkg;
 
 	if (nla_put_string(msg, KVMAI_A_PMU_VM, pvm->vm) ||
-	    (pvm->core && kvmai_pmu_core_held(&pvm->core_fence) &&
-	     nla_put_flag(msg, KVMAI_A_PMU_CORE)) ||
+	    (kvmai_pmu_owns_core(pvm) && nla_put_flag(msg, KVMAI_A_PMU_CORE)) ||
 	    (pvm->shared && nla_put_flag(msg, KVMAI_A_PMU_SHARED)) ||
 	    (pvm->owner_portid && nla_put_flag(msg, KVMAI_A_PMU_BIND_SOCKET)) ||
 	    (pvm->pid && nla_put_u32(msg, KVMAI_A_PMU_PID, pid_vnr(pvm->pid))))

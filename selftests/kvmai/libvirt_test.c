@@ -650,26 +650,38 @@ TEST_F_TIMEOUT(libvirt, foreign_member_refused_before_qemu_starts, 300)
 }
 
 /*
+ * Starting @dom must fail at the hook's `prepare`, before QEMU starts:
+ * the domain stays shut off with neither @group nor a PMU record left.
+ * virsh's output stays in self->out for the caller's checks.
+ */
+static void expect_refused_at_prepare(struct __test_metadata *_metadata,
+				      struct _test_data_libvirt *self, const char *dom,
+				      const char *group)
+{
+	char state[64];
+
+	EXPECT_NE(0, start_dom(_metadata, self, dom));
+	TH_LOG("virsh said: %s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	dom_state(dom, state, sizeof(state));
+	EXPECT_STREQ("shut off", state);
+	EXPECT_EQ(-ENOENT, get_group(self, group, NULL));
+	EXPECT_EQ(-ENOENT, get_pmu(self, dom, NULL));
+}
+
+/*
  * Uncore units need the vCPUs pinned: without the <cputune> `vm plan`
  * writes, vm5's vCPU may run on any host CPU, and the hook refuses at
  * `prepare`, before QEMU starts, whatever cpus the metadata claims.
  */
 TEST_F_TIMEOUT(libvirt, units_without_pinned_vcpus_refused, 300)
 {
-	char state[64];
-
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm5", "gpu0 nic0", "vm5-p2p",
 				    "<kvmai:pmu cpus=\"0\"><kvmai:unit name=\"" MOCK_UNIT
 				    "\"/></kvmai:pmu>"));
 	ASSERT_EQ(0, redefine_without(self, "vm5", "cputune")) TH_LOG("%s", self->out);
-	EXPECT_NE(0, start_dom(_metadata, self, "vm5"));
-	TH_LOG("virsh said: %s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	expect_refused_at_prepare(_metadata, self, "vm5", "vm5-p2p");
 	EXPECT_NE(NULL, strstr(self->out, "uncore units need the domain's vCPUs pinned"));
-	dom_state("vm5", state, sizeof(state));
-	EXPECT_STREQ("shut off", state);
-	EXPECT_EQ(-ENOENT, get_group(self, "vm5-p2p", NULL));
-	EXPECT_EQ(-ENOENT, get_pmu(self, "vm5", NULL));
 }
 
 /*
@@ -680,21 +692,13 @@ TEST_F_TIMEOUT(libvirt, units_without_pinned_vcpus_refused, 300)
  */
 TEST_F_TIMEOUT(libvirt, memory_unit_without_strict_numa_refused, 300)
 {
-	char state[64];
-
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm6", "gpu0 nic0", "vm6-p2p",
 				    PMU_ELEMENT(UNIT(MOCK_UNIT))));
 	ASSERT_EQ(0, redefine_without(self, "vm6", "numatune")) TH_LOG("%s", self->out);
-	EXPECT_NE(0, start_dom(_metadata, self, "vm6"));
-	TH_LOG("virsh said: %s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	expect_refused_at_prepare(_metadata, self, "vm6", "vm6-p2p");
 	EXPECT_NE(NULL, strstr(self->out, "kvmai: pmu: unit " MOCK_UNIT " counts the memory traffic "
 			       "of package 0, so domain vm6 must have its memory strictly on node"));
 	EXPECT_NE(NULL, strstr(self->out, "but it has no <numatune><memory>"));
-	dom_state("vm6", state, sizeof(state));
-	EXPECT_STREQ("shut off", state);
-	EXPECT_EQ(-ENOENT, get_group(self, "vm6-p2p", NULL));
-	EXPECT_EQ(-ENOENT, get_pmu(self, "vm6", NULL));
 }
 
 /* The root bus ("SSSS:BB") of the PCIe hierarchy device @name sits in. */
@@ -715,7 +719,7 @@ static int root_bus(const char *name, char *bus, size_t len)
  */
 TEST_F_TIMEOUT(libvirt, iio_unit_refused_while_a_foreign_device_is_below_its_stack, 300)
 {
-	char sw0[16], sw1[16], params[64], state[64], want[128];
+	char sw0[16], sw1[16], params[64], want[128];
 
 	ASSERT_EQ(0, root_bus("gpu0", sw0, sizeof(sw0)));
 	ASSERT_EQ(0, root_bus("gpu2", sw1, sizeof(sw1)));
@@ -724,17 +728,11 @@ TEST_F_TIMEOUT(libvirt, iio_unit_refused_while_a_foreign_device_is_below_its_sta
 	test_cmd_mod_load(KT_MOD_MOCK_PMU, params);
 	ASSERT_EQ(0, define_planned(_metadata, self, "vm7", "gpu0 nic0", "vm7-p2p",
 				    PMU_ELEMENT(UNIT("mock_uncore_iio_0"))));
-	EXPECT_NE(0, start_dom(_metadata, self, "vm7"));
-	TH_LOG("virsh said: %s", self->out);
-	EXPECT_NE(NULL, strstr(self->out, "prepare begin"));
+	expect_refused_at_prepare(_metadata, self, "vm7", "vm7-p2p");
 	snprintf(want, sizeof(want), "kvmai: pmu: unit mock_uncore_iio_0 counts PCIe stack %s, where ",
 		 sw0);
 	EXPECT_NE(NULL, strstr(self->out, want));
 	EXPECT_NE(NULL, strstr(self->out, " is not a PCI hostdev of domain vm7"));
-	dom_state("vm7", state, sizeof(state));
-	EXPECT_STREQ("shut off", state);
-	EXPECT_EQ(-ENOENT, get_group(self, "vm7-p2p", NULL));
-	EXPECT_EQ(-ENOENT, get_pmu(self, "vm7", NULL));
 }
 
 /*

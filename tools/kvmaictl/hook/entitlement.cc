@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/names.h"
+#include "model/pci_tree.h"
 
 namespace kvmai::kvmaictl::hook {
 namespace {
@@ -20,18 +21,6 @@ namespace {
 // AMD offers no stack unit (arch/x86/events/amd/uncore.c: DF, L3, UMC).
 constexpr std::array<std::string_view, 7> kStackTypes = {"iio",  "irp", "m2pcie", "r2pcie",
                                                          "pcie", "cxl", "b2cxl"};
-
-std::string in_quotes(std::string_view s) {
-  return "\"" + printable(s) + "\"";
-}
-
-std::string list(const std::set<unsigned>& ids) {
-  std::string out;
-  for (const unsigned id : ids) {
-    out += (out.empty() ? "" : ",") + std::to_string(id);
-  }
-  return out;
-}
 
 // The host's CPUs by number, each with its package and its die's logical
 // index: the kernel numbers dies in the order their first CPU comes up,
@@ -139,19 +128,19 @@ void check_memory(const std::string& vm, const std::string& unit, const std::set
     }
   }
   if (!problem.empty()) {
-    throw HookError(
-        cat({"pmu: unit ", unit, " counts the memory traffic of package ", list(pkgs),
-             ", so domain ", printable(vm), " must have its memory strictly on node ",
-             allowed.empty() ? "(none found)" : list(allowed),
-             " (<numatune><memory mode='strict' nodeset='", list(allowed), "'/>), but ", problem,
-             "; or the host shares its packages ([pmu] shared in ", printable(host.path), ")"}));
+    throw HookError(cat(
+        {"pmu: unit ", unit, " counts the memory traffic of package ", cpu_list(pkgs),
+         ", so domain ", printable(vm), " must have its memory strictly on node ",
+         allowed.empty() ? "(none found)" : cpu_list(allowed),
+         " (<numatune><memory mode='strict' nodeset='", cpu_list(allowed), "'/>), but ", problem,
+         "; or the host shares its packages ([pmu] shared in ", printable(host.path), ")"}));
   }
 }
 
 // PCIe-stack units: every endpoint below the stack of each of the domain's
 // dies is one of its hostdevs.
 void check_stack(const std::string& vm, const std::string& unit, const std::set<unsigned>& dies,
-                 const DomainXml& xml, const TreeReader& sys) {
+                 const DomainXml& xml, const TreeReader& sys, const PciTree& pci) {
   const std::string dir = "bus/event_source/devices/" + unit + "/";
   for (const unsigned die : dies) {
     const auto stack = read_line(sys, dir + "die" + std::to_string(die));
@@ -161,21 +150,16 @@ void check_stack(const std::string& vm, const std::string& unit, const std::set<
                "which on die ", std::to_string(die), " (", dir, "die", std::to_string(die),
                "): domain ", printable(vm), " cannot be shown to own every device below it"}));
     }
-    const std::string root = "devices/pci" + *stack + "/";
-    for (const std::string& bdf : sys.list("bus/pci/devices")) {
-      const auto path = sys.resolve("bus/pci/devices/" + bdf);
-      if (!path || !path->starts_with(root)) {
-        continue;
-      }
+    for (const PciDevice& d : pci.devices()) {
       // Ports and bridges forward traffic; the endpoints make it.
-      const auto cls = read_int(sys, "bus/pci/devices/" + bdf + "/class");
-      if (cls && (*cls >> 8) == 0x0604) {
+      if (d.root != "pci" + *stack || d.is_bridge()) {
         continue;
       }
-      if (std::find(xml.pci_devices.begin(), xml.pci_devices.end(), bdf) == xml.pci_devices.end()) {
+      if (std::find(xml.pci_devices.begin(), xml.pci_devices.end(), d.bdf) ==
+          xml.pci_devices.end()) {
         throw HookError(
             cat({"pmu: unit ", unit, " counts PCIe stack ", printable(*stack), ", where ",
-                 printable(bdf), " is not a PCI hostdev of domain ", printable(vm),
+                 printable(d.bdf), " is not a PCI hostdev of domain ", printable(vm),
                  ": the unit is the domain's only with every device "
                  "below the stack"}));
       }
@@ -210,11 +194,19 @@ void check_entitlement(const std::string& vm, const PmuPlan& pmu, const DomainXm
   }
   const auto vcpus = parse_cpuset(pmu.cpus).value_or(std::set<unsigned>{});
   const HostCpus cpus = host_cpus(sys);
+  const std::set<unsigned> dies = of(cpus.die, vcpus);
+  const std::set<unsigned> pkgs = of(cpus.package, vcpus);
+  std::optional<PciTree> pci;   // read for the first stack unit
+  bool memory_checked = false;  // the rule is the domain's, not the unit's
   for (const std::string& unit : pmu.units) {
     if (unit_counts(unit) == UnitCounts::pcie_stack) {
-      check_stack(vm, unit, of(cpus.die, vcpus), xml, sys);
-    } else {
-      check_memory(vm, unit, of(cpus.package, vcpus), cpus, xml, sys, host);
+      if (!pci) {
+        pci = PciTree::read(sys);
+      }
+      check_stack(vm, unit, dies, xml, sys, *pci);
+    } else if (!memory_checked) {
+      check_memory(vm, unit, pkgs, cpus, xml, sys, host);
+      memory_checked = true;
     }
   }
 }

@@ -325,10 +325,6 @@ NumaTune numatune(const pugi::xml_node& domain) {
 
 // ---- checks ----------------------------------------------------------------
 
-std::string in_quotes(std::string_view s) {
-  return "\"" + printable(s) + "\"";
-}
-
 std::uint32_t group_mode(const std::string& group, const std::optional<std::string>& mode) {
   if (!mode || *mode == "translated") {
     return KVMAI_MODE_TRANSLATED;
@@ -446,6 +442,10 @@ PmuPlan plan_pmu(const std::string& vm, const PmuSpec& spec, const VcpuPinning& 
 }
 
 }  // namespace
+
+std::string in_quotes(std::string_view s) {
+  return "\"" + printable(s) + "\"";
+}
 
 std::string cat(std::initializer_list<std::string_view> parts) {
   std::size_t size = 0;

@@ -44,6 +44,8 @@ namespace kvmai::kvmaictl::hook {
 
 // `parts` as one string, built once (messages made inside loops).
 std::string cat(std::initializer_list<std::string_view> parts);
+// `s` in double quotes, as messages show what a domain wrote.
+std::string in_quotes(std::string_view s);
 
 // A refusal or failure, said in one line (without the "kvmai: " prefix).
 class HookError : public std::runtime_error {
