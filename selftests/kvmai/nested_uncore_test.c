@@ -19,7 +19,9 @@
  * counter MSR (RDMSR through /dev/cpu/0/msr) must leave no exit in L1's
  * KVM statistics, and cost one exit each, without a fault, once the host
  * released the unit under the running guest.  The L2 side is
- * vmhost/l2/uncore-reads.sh.  And a guest whose perf counts on
+ * vmhost/l2/uncore-reads.sh.  A guest of a VM without units that
+ * executes RDPMC 6-15, which AMD's CPUs answer from the DF and L3
+ * counters, must exit to the host's KVM and fault instead.  And a guest whose perf counts on
  * the unit when the host releases it must not fault either
  * (vmhost/l2/uncore-revoke.sh).
  */
@@ -78,6 +80,9 @@
 /* L2 reads for 4 s from 1 s after announcing it; count the middle 3 s. */
 #define WINDOW_START_US 1500000
 #define WINDOW_US 3000000
+/* What the tenant's guest writes to its DF and L3 counters. */
+#define TENANT_DF_COUNT 0xdf0
+#define TENANT_L3_COUNT 0x130
 
 /* A field of the emulated host's /proc/cpuinfo; -cpu host gives L2 the same. */
 static unsigned int cpuinfo(const char *field)
@@ -96,6 +101,26 @@ static unsigned int cpuinfo(const char *field)
 	if (f)
 		fclose(f);
 	return v;
+}
+
+/* Whether the emulated host's CPU has flag @flag (/proc/cpuinfo). */
+static bool cpu_flag(const char *flag)
+{
+	char line[4096], word[64];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(word, sizeof(word), " %s ", flag);
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags\t", 6))
+			continue;
+		line[strcspn(line, "\n")] = ' ';
+		found = strstr(line, word);
+		break;
+	}
+	if (f)
+		fclose(f);
+	return found;
 }
 
 static unsigned int cpu_family(void)
@@ -256,6 +281,69 @@ TEST_F_TIMEOUT(l2unc, guest_without_units_has_no_uncore_pmu, 600)
 	EXPECT_FALSE(has(self->out, "KVMAI-UNCORE kmsg"));
 	EXPECT_FALSE(l3_control_holds(0x1, &ctl));
 	EXPECT_TRUE(has(self->out, "KVMAI-UNCORE done"));
+}
+
+/*
+ * AMD's RDPMC 6-9 read the DF counters and 10-15 the L3 counters of the
+ * package the CPU is on, whatever the guest's CPUID says, and SVM has no
+ * control per index: so a guest of a VM with no unit attached that
+ * executes them must exit to this host's KVM and get #GP, as on a host
+ * without uncore PMUs, even while a co-tenant's VM has the units attached
+ * on the same CPUs and reads them through the same indices.  L2 here is a
+ * one-vCPU guest of the KVM selftests library (lib/vm.c) at CPL 0, which
+ * a stock guest kernel without uncore driver would be too; the exits are
+ * the vCPU's "exits" statistic in this host's KVM.
+ *
+ * What this cannot show here: TCG gives the emulated host no PMU, so its
+ * KVM never runs the mediated vPMU that stops intercepting RDPMC, and
+ * QEMU's EPYC models under TCG lack PERFCTR_NB and PERFCTR_LLC, for
+ * which the series keeps it intercepted (the decision itself is the
+ * series' KUnit suite, kunit_test.c); on hardware with the mediated vPMU
+ * on, the same case checks that decision.
+ */
+TEST_F_TIMEOUT(l2unc, rdpmc_of_uncore_indices_exits_in_a_vm_without_units, 600)
+{
+	struct kt_pmu_req req = { .cmd = KVMAI_CMD_PMU_ASSIGN, .vm = "l2",
+				  .units = { KT_MOCK_L3, KT_MOCK_DF }, .cpus = self->cpus };
+	struct kt_vm *tenant, *other;
+	struct kt_counts c;
+	__u32 idx;
+
+	TH_LOG("emulated host: CPU family 0x%x model 0x%x, perfctr_nb %s, perfctr_llc %s",
+	       cpu_family(), cpuinfo("model"), cpu_flag("perfctr_nb") ? "yes" : "no",
+	       cpu_flag("perfctr_llc") ? "yes" : "no");
+	ASSERT_EQ(0, kt_cpu_pin(self->cpus));
+	tenant = kt_vm_create(0);
+	other = kt_vm_create(0);
+	ASSERT_TRUE(tenant && other);
+	ASSERT_EQ(0, _test_cmd_pmu(&self->nl, &req, NULL)) TH_LOG("%s", self->nl.ext);
+	test_cmd_vm_attach(tenant, "l2", KT_MOCK_L3);
+	test_cmd_vm_attach(tenant, "l2", KT_MOCK_DF);
+	/* The tenant's counters: DF counter 0 is RDPMC 6, L3 counter 0 RDPMC 10. */
+	test_cmd_vm_run(tenant, KT_MOCK_DF_CTL0 + 1, 1, KT_WRMSR, TENANT_DF_COUNT, &c);
+	test_cmd_vm_run(tenant, KT_MOCK_L3_CTR0, 1, KT_WRMSR, TENANT_L3_COUNT, &c);
+	test_cmd_vm_run(tenant, 6, 1, KT_RDPMC, 0, &c);
+	EXPECT_FALSE(c.gp);
+	EXPECT_EQ(TENANT_DF_COUNT, c.last);
+	test_cmd_vm_run(tenant, KT_MOCK_L3_RDPMC0, 1, KT_RDPMC, 0, &c);
+	EXPECT_FALSE(c.gp);
+	EXPECT_EQ(TENANT_L3_COUNT, c.last);
+
+	for (idx = 6; idx <= 15; idx++) {
+		test_cmd_vm_run(other, idx, 1, KT_RDPMC, 0, &c);
+		if (c.gp)
+			TH_LOG("other VM: RDPMC %u: %llu exits, #GP", idx,
+			       (unsigned long long)c.exits);
+		else
+			TH_LOG("other VM: RDPMC %u: %llu exits, read 0x%llx", idx,
+			       (unsigned long long)c.exits, (unsigned long long)c.last);
+		EXPECT_LE(1, c.exits) TH_LOG("RDPMC %u did not exit to the host", idx);
+		EXPECT_TRUE(c.gp) TH_LOG("RDPMC %u was answered in a VM without units", idx);
+	}
+	/* And the guest runs on: its next loop starts and ends. */
+	test_cmd_vm_run(other, KT_MOCK_L3_RDPMC0, 0, KT_RDPMC, 0, &c);
+	kt_vm_destroy(other);
+	kt_vm_destroy(tenant);
 }
 
 /*
