@@ -73,7 +73,7 @@ void kvmai_pmu_core_unfence(struct kvmai_core_fence *fence)
 
 bool kvmai_pmu_core_held(const struct kvmai_core_fence *fence)
 {
-	return READ_ONCE(fence->mock_held) || READ_ONCE(fence->kvm.held);
+	return kvmai_test_core_held(fence) || READ_ONCE(fence->kvm.held);
 }
 #else
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack)

@@ -18,8 +18,10 @@ struct kvmai_core_fence {
 #ifdef KVMAI_HAVE_CORE_FENCE
 	struct kvm_mediated_pmu_fence kvm;
 #endif
-	/* Test builds: a fence of the mock provider's, which sets and clears it. */
+#ifdef KVMAI_TEST
+	/* A fence of the mock provider's, which sets and clears it. */
 	bool mock_held;
+#endif
 };
 
 int kvmai_pmu_core_fence(struct kvmai_core_fence *fence, struct netlink_ext_ack *extack);

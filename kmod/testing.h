@@ -19,6 +19,7 @@ bool kvmai_test_fail_restore(void);
 bool kvmai_test_acs_quirk(struct pci_dev *pdev);
 bool kvmai_test_core_fence(struct kvmai_core_fence *fence, int *ret);
 bool kvmai_test_core_unfence(struct kvmai_core_fence *fence);
+bool kvmai_test_core_held(const struct kvmai_core_fence *fence);
 #else
 static inline void kvmai_test_unload_delay(void) { }
 static inline bool kvmai_test_fail_restore(void) { return false; }
@@ -30,6 +31,11 @@ static inline bool kvmai_test_core_fence(struct kvmai_core_fence *fence, int *re
 }
 
 static inline bool kvmai_test_core_unfence(struct kvmai_core_fence *fence)
+{
+	return false;
+}
+
+static inline bool kvmai_test_core_held(const struct kvmai_core_fence *fence)
 {
 	return false;
 }

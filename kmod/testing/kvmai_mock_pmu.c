@@ -111,10 +111,11 @@ struct mock_pmu {
 	const char *name;
 	u32 msr;
 	unsigned int pairs;
-	u32 rdpmc;		/* first RDPMC index of its counters */
+	u32 rdpmc;		/* first RDPMC index of its counters, but the DF's */
 	u32 ctl_flags;		/* extra flags of its control ranges */
 	u64 ctl_mask;		/* what a control may hold but enable */
 	bool l3;		/* plays AMD's L3: its control mask */
+	bool df;		/* plays AMD's DF: its RDPMC layout, Genoa's size */
 	bool intel;		/* Intel's layout: controls, then counters */
 	bool no_rdpmc;		/* its counters have no RDPMC index (UMC) */
 	bool genoa;		/* only with genoa=1 */
@@ -334,7 +335,7 @@ static struct mock_pmu mock_pmus[] = {
 	  .rdpmc = 10, .uncore = true, .l3 = true, .ctl_flags = UNCORE_GUEST_MSR_CORE_SELECT,
 	  .scope = UNCORE_GUEST_SCOPE_LLC },
 	{ .name = "mock_uncore_df", .msr = MOCK_DF_MSR, .pairs = MOCK_DF_PAIRS,
-	  .rdpmc = 6, .uncore = true, .scope = UNCORE_GUEST_SCOPE_PKG },
+	  .df = true, .uncore = true, .scope = UNCORE_GUEST_SCOPE_PKG },
 #define MOCK_UMC(n) \
 	{ .name = "mock_uncore_umc_" #n, .msr = MOCK_UMC_MSR + 2 * MOCK_UMC_PAIRS * (n), \
 	  .pairs = MOCK_UMC_PAIRS, .uncore = true, .no_rdpmc = true, .genoa = true, \
@@ -508,18 +509,18 @@ static int mock_offer(struct mock_pmu *mp)
 			.flags = UNCORE_GUEST_MSR_WRITE | mp->ctl_flags,
 			.write_mask = mp->ctl_mask,
 		};
-		ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
-			.base = mp->msr + mp->ctr0 + i * mp->stride, .nr = 1,
-			.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE |
-				 (mp->no_rdpmc ? 0 : UNCORE_GUEST_MSR_RDPMC),
-			.rdpmc = mp->rdpmc == AMD_UNCORE_RDPMC_DF ?
-				 amd_uncore_df_rdpmc(i) : mp->rdpmc + i,
-			.write_mask = MOCK_CTR_MASK,
-		};
 		if (mp->intel)
 			ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
 				.base = mp->msr + mp->ctr0 + i, .nr = 1,
 				.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_CLEAR,
+			};
+		else
+			ranges[2 * i + 1] = (struct uncore_guest_msr_range) {
+				.base = mp->msr + mp->ctr0 + i * mp->stride, .nr = 1,
+				.flags = UNCORE_GUEST_MSR_READ | UNCORE_GUEST_MSR_WRITE |
+					 (mp->no_rdpmc ? 0 : UNCORE_GUEST_MSR_RDPMC),
+				.rdpmc = mp->df ? amd_uncore_df_rdpmc(i) : mp->rdpmc + i,
+				.write_mask = MOCK_CTR_MASK,
 			};
 	}
 	mp->regs = kcalloc(topology_max_packages() * mp->nregs,
@@ -624,7 +625,7 @@ static int __init mock_init(void)
 
 		if ((mp->genoa && !genoa) || (mp->iio && !iio_stacks))
 			continue;
-		if (genoa && mp->msr == MOCK_DF_MSR)
+		if (genoa && mp->df)
 			mp->pairs = MOCK_GENOA_DF_PAIRS;
 		mp->ctl_mask = mp->l3 ? mock_l3_ctl_mask() : MOCK_CTL_MASK;
 		/* AMD's layout unless told: CTL0, CTR0, CTL1, CTR1, ... */

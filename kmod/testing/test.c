@@ -114,6 +114,12 @@ bool kvmai_test_core_fence(struct kvmai_core_fence *fence, int *ret)
 	return true;
 }
 
+/* Whether the mock holds @fence for its owner. */
+bool kvmai_test_core_held(const struct kvmai_core_fence *fence)
+{
+	return READ_ONCE(fence->mock_held);
+}
+
 /* Give back @fence if the mock gave it, and drop the mock's pin: true then. */
 bool kvmai_test_core_unfence(struct kvmai_core_fence *fence)
 {
