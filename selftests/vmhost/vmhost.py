@@ -62,6 +62,11 @@ STUCK_IN_L2 = re.compile(r"^.*watchdog: BUG: soft lockup - CPU#\d+ stuck for \d+
 # hosts that run guests of their own (the l2 part): elsewhere a hung task
 # is a deadlock of ours.
 HUNG_TASK = re.compile(r"INFO: task \S+ blocked for more than \d+ seconds", re.A)
+# The same failure as guest/l2-run sees it: its L2 guest's QEMU outlived
+# SIGKILL with a thread still running, which only a vCPU that stays in
+# guest mode does.  Said about two and a half minutes into the L2 boot,
+# where the silence would take silence_s more.
+L2_OUTLIVED = re.compile(r"^l2-run: L2 '[^'\n]*' outlived SIGKILL with a thread running", re.M)
 # What a guest kernel prints when it, not the emulator, ends the run:
 # panic=-1 and -no-reboot turn a panic into QEMU exiting 0.
 KERNEL_DEATH = re.compile(r"Kernel panic|kernel BUG|BUG: |Oops|general protection fault|"
@@ -78,8 +83,10 @@ def console_news(console_text):
 
 def stuck_in_l2(console_text, runs_l2):
     """Whether the console shows an emulated-host vCPU stuck in an L2
-    guest's guest mode that its watchdog cannot report (HUNG_TASK)."""
-    return runs_l2 and HUNG_TASK.search(console_text) is not None
+    guest's guest mode that its watchdog cannot report (HUNG_TASK,
+    L2_OUTLIVED)."""
+    return runs_l2 and (HUNG_TASK.search(console_text) is not None or
+                        L2_OUTLIVED.search(console_text) is not None)
 
 
 def emulator_failure(returncode, console_text):
@@ -647,8 +654,8 @@ def boot(args):
     if stalled or silent or hung:
         why = ("the guest kernel reports an RCU stall (an emulated vCPU is not being run)"
                if stalled else
-               "the guest reports hung tasks while it runs guests of its own (a vCPU stuck "
-               "in an L2 guest)" if hung else
+               "the guest reports hung tasks, or an L2 guest that outlived SIGKILL, while it "
+               "runs guests of its own (a vCPU stuck in an L2 guest)" if hung else
                f"the guest printed nothing for {silence}s (silence_s) "
                "but reports of a vCPU stuck in an L2 guest, if any")
         print(f"vmhost: error: scenario '{args.scenario}' stopped: {why}", file=sys.stderr)

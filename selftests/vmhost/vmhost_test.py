@@ -48,6 +48,13 @@ HUNG_TASK = TRIPLE_FAULT + """\
 STUCK_IN_L2 = TRIPLE_FAULT + "".join(
     f"[  {t}.185] watchdog: BUG: soft lockup - CPU#1 stuck for {s}s! [qemu-system-x86:458]\n"
     for t, s in ((49, 26), (77, 52), (105, 78)))
+# guest/l2-run's word for it, after its heartbeat while L2 ran.
+L2_OUTLIVED = TRIPLE_FAULT + """\
+l2-run: L2 'uncore' running for 20s
+l2-run: L2 'uncore' outlived SIGKILL with a thread running: a vCPU of this host stays in L2's guest mode
+"""
+# Its heartbeat alone: an L2 that is running.
+L2_RUNNING = TRIPLE_FAULT + "l2-run: L2 'uncore' running for 20s\n"
 # The same report naming another task: a kernel bug of ours, not TCG's.
 STUCK_ELSEWHERE = TRIPLE_FAULT + \
     "[  49.185] watchdog: BUG: soft lockup - CPU#0 stuck for 26s! [kworker/0:1:31]\n"
@@ -64,6 +71,9 @@ class Silence(unittest.TestCase):
         self.assertNotEqual(vmhost.console_news(STUCK_ELSEWHERE),
                             vmhost.console_news(TRIPLE_FAULT))
 
+    def test_l2_heartbeat_is_heard(self):
+        self.assertNotEqual(vmhost.console_news(L2_RUNNING), vmhost.console_news(TRIPLE_FAULT))
+
     def test_kernel_messages_are_heard(self):
         self.assertNotEqual(vmhost.console_news(OOPS), vmhost.console_news(TRIPLE_FAULT))
 
@@ -77,6 +87,12 @@ class StuckInL2(unittest.TestCase):
 
     def test_hung_task_elsewhere_is_ours(self):
         self.assertFalse(vmhost.stuck_in_l2(HUNG_TASK, False))
+
+    def test_l2_outliving_sigkill_is_the_emulators(self):
+        self.assertTrue(vmhost.stuck_in_l2(L2_OUTLIVED, True))
+
+    def test_l2_heartbeat_is_not_a_stall(self):
+        self.assertFalse(vmhost.stuck_in_l2(L2_RUNNING, True))
 
     def test_other_messages_are_not_hung_tasks(self):
         self.assertFalse(vmhost.stuck_in_l2(OOPS + TRIPLE_FAULT, True))
