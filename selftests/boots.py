@@ -21,7 +21,7 @@ TABLE = HERE / "boots.toml"
 TOPOLOGY = HERE / "vmhost/aihost.toml"
 KERNELS = ("6.12", "patched")
 # check.py's stages that run on the build machine.
-BUILD_STAGES = ("unit", "spec", "host", "product", "patches", "deb")
+BUILD_STAGES = ("unit", "spec", "host", "product", "patches", "deb", "kernel")
 
 
 class TableError(Exception):
@@ -41,6 +41,10 @@ class Boot:
     # A QEMU CPU model instead of the profile's: the same boot on another
     # platform model.
     cpu: str = ""
+    # Build-machine stages started in the background when this boot
+    # starts, and those it waits for first.
+    start: tuple = ()
+    needs: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,16 @@ class Selftest:
     name: str           # a binary's name, or a glob pattern
     where: str          # "host" or a host profile
     load: tuple         # modules the check scenario inserts around it
+
+
+@dataclass(frozen=True)
+class Step:
+    """What check.py runs at once: stages (the first in its own process,
+    the others beside it), after starting @start in the background and
+    waiting for @needs."""
+    names: tuple
+    start: tuple = ()
+    needs: tuple = ()
 
 
 class Table:
@@ -62,14 +76,15 @@ class Table:
             boot = Boot(name, b.get("kernel"), b.get("profile"), b.get("default", True),
                         tuple(b.get("beside", ())),
                         profiles.get(b.get("profile"), {}).get("tcg_thread") == "multi",
-                        b.get("cpu", ""))
+                        b.get("cpu", ""), tuple(b.get("start", ())), tuple(b.get("needs", ())))
             if boot.kernel not in KERNELS:
                 raise TableError(f"boot {name}: kernel must be one of {', '.join(KERNELS)}")
             if boot.profile not in profiles:
                 raise TableError(f"boot {name}: no [profile.{boot.profile}] in {topology}")
-            for s in boot.beside:
-                if s not in BUILD_STAGES:
-                    raise TableError(f"boot {name}: beside: '{s}' is no build-machine stage")
+            for key in ("beside", "start", "needs"):
+                for s in getattr(boot, key):
+                    if s not in BUILD_STAGES:
+                        raise TableError(f"boot {name}: {key}: '{s}' is no build-machine stage")
             if name in BUILD_STAGES:
                 raise TableError(f"boot {name}: the name of a build-machine stage")
             self.boots[name] = boot
@@ -84,6 +99,7 @@ class Table:
             if where != "host" and where not in profiles:
                 raise TableError(f"selftest {name}: no [profile.{where}] in {topology}")
             self.selftests[name] = Selftest(name, where, tuple(v.get("load", ())))
+        self.plan()
 
     def stages(self):
         """Every stage name check.py knows: its own, then the boots."""
@@ -91,10 +107,26 @@ class Table:
 
     def default_stages(self):
         """'make check': the first stages, then each default boot with the
-        stages beside it, as check.py --stages takes them."""
-        steps = list(self.first)
-        steps += ["+".join((b.name,) + b.beside) for b in self.boots.values() if b.default]
-        return ",".join(steps)
+        stages beside it, as check.py --stages takes them (without the
+        background stages: plan() has them)."""
+        return ",".join("+".join(step.names) for step in self.plan())
+
+    def plan(self):
+        """'make check' as steps: the first stages, then each default boot
+        with the stages beside it, the background stages it starts and
+        those it waits for.  A background stage is started once, before
+        any step needs it."""
+        steps = [Step((name,)) for name in self.first]
+        started = set()
+        for b in self.boots.values():
+            if not b.default:
+                continue
+            for s in b.needs:
+                if s not in started:
+                    raise TableError(f"boot {b.name}: needs '{s}', which no boot before starts")
+            started.update(b.start)
+            steps.append(Step((b.name,) + b.beside, b.start, b.needs))
+        return steps
 
     def of(self, where):
         """The selftests (names or patterns) that run @where."""
@@ -137,7 +169,9 @@ def main():
             for b in table.boots.values():
                 print(f"{b.name:15} {b.kernel:8} {b.profile:14} "
                       f"{'make check' if b.default else 'on request':11} "
-                      f"{'beside ' + '+'.join(b.beside) if b.beside else ''}"
+                      f"{'beside ' + '+'.join(b.beside) + ' ' if b.beside else ''}"
+                      f"{'starts ' + '+'.join(b.start) + ' ' if b.start else ''}"
+                      f"{'needs ' + '+'.join(b.needs) + ' ' if b.needs else ''}"
                       f"{'cpu ' + b.cpu if b.cpu else ''}")
                 print(f"{'':15} {' '.join(table.of(b.profile))} kernel_health")
         else:

@@ -12,6 +12,9 @@ Stages on the build machine (each timed):
            objects it touches compile (one count per patch and per object)
   deb      the Debian packages built, lintian-clean, installed in a clean
            bookworm root where DKMS builds kvmai (tools/devenv/deb.sh)
+  kernel   the patched test kernel builds (make kernel), and kvmai's test
+           payload for it (make vm-payload-kernel, on the vm-payload
+           'make check' built)
 
 Every other stage is a boot of the emulated AI host, as boots.toml says:
 its kernel (Debian's 6.12 or the patched test kernel), its host profile
@@ -24,7 +27,11 @@ anything failed.  A stage that cannot run at all counts as one failure, named.
 
 Stages joined by '+' run at the same time, the first in this process and
 each other in a child check.py at the lowest CPU priority, whose output
-follows the first's.
+follows the first's.  Without --stages, a boot may also start stages in
+the background, in such children, which the boot that needs them waits
+for (boots.toml's start and needs), and the run waits for the rest at
+its end: the patched kernel builds while Debian's kernel boots leave a
+core idle.
 
 Boots of the same profile on both kernels run the same cases.  A case that
 skips because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP
@@ -357,8 +364,20 @@ def stage_boot(tally, args, stage):
         tally.add(stage, "emulated host", "fail", f"vmhost exit {rc}")
 
 
+def stage_kernel(tally, args):
+    """make kernel vm-payload-kernel, vm-payload taken as built: one count."""
+    proc = subprocess.run(["make", "--no-print-directory", "-C", str(TOP), "-o", "vm-payload",
+                           "kernel", "vm-payload-kernel"], capture_output=True, text=True)
+    out = (proc.stdout + proc.stderr).strip()
+    if args.verbose or proc.returncode:
+        print(out)
+    why = out.splitlines()[-1] if proc.returncode and out else ""
+    tally.add("kernel", "patched test kernel and its payload",
+              "fail" if proc.returncode else "pass", why)
+
+
 STAGES = {"unit": stage_unit, "spec": stage_spec, "host": stage_host, "product": stage_product,
-          "patches": stage_patches, "deb": stage_deb}
+          "patches": stage_patches, "deb": stage_deb, "kernel": stage_kernel}
 assert tuple(STAGES) == boots.BUILD_STAGES
 
 
@@ -392,33 +411,66 @@ def run_beside(args, name, workdir):
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
 
 
+WORKDIR = TOP / "build/check"
+
+
+def join(tally, name, child):
+    """Wait for the child check.py of stage @name, print its output and
+    take its counts."""
+    rc = child.wait()
+    print((WORKDIR / f"{name}.log").read_text(), end="", flush=True)
+    result = WORKDIR / f"{name}.json"
+    if result.exists():
+        tally.merge(result)
+        result.unlink()
+    else:
+        tally.add(name, "stage", "fail", f"check.py for it exited {rc} with no counts")
+
+
 def run_group(tally, args, names):
     """The first stage here, the others beside it in children, each
     child's output printed once the first stage is done."""
-    workdir = TOP / "build/check"
-    workdir.mkdir(parents=True, exist_ok=True)
+    WORKDIR.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    children = [(name, run_beside(args, name, workdir)) for name in names[1:]]
+    children = [(name, run_beside(args, name, WORKDIR)) for name in names[1:]]
     run_stage(tally, args, names[0])
     for name, child in children:
-        rc = child.wait()
-        print((workdir / f"{name}.log").read_text(), end="", flush=True)
-        result = workdir / f"{name}.json"
-        if result.exists():
-            tally.merge(result)
-            result.unlink()
-        else:
-            tally.add(name, "stage", "fail", f"check.py for it exited {rc} with no counts")
+        join(tally, name, child)
     print(f"check: {'+'.join(names)} together in {time.monotonic() - t0:.1f}s", flush=True)
+
+
+def run_plan(tally, args, steps):
+    """Each step in turn; a step's background stages start before it,
+    after those it needs are done; the rest are waited for at the end."""
+    background = {}
+    for step in steps:
+        for name in step.needs:
+            if name in background:
+                t0 = time.monotonic()
+                join(tally, name, background.pop(name))
+                print(f"check: waited {time.monotonic() - t0:.1f}s for {name}", flush=True)
+        for name in step.start:
+            WORKDIR.mkdir(parents=True, exist_ok=True)
+            print(f"check: {name} starts in the background", flush=True)
+            background[name] = run_beside(args, name, WORKDIR)
+        if len(step.names) == 1:
+            run_stage(tally, args, step.names[0])
+        else:
+            run_group(tally, args, list(step.names))
+    for name, child in background.items():
+        t0 = time.monotonic()
+        join(tally, name, child)
+        print(f"check: waited {time.monotonic() - t0:.1f}s for {name} at the end", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ksrc", required=True, help="unpacked mainline source (YNL generator)")
-    ap.add_argument("--stages", default=TABLE.default_stages(),
+    ap.add_argument("--stages",
                     help="stages, comma-separated, those run at the same time joined by '+' "
-                         "(default: boots.toml's, %(default)s)")
+                         f"(default: boots.toml's, {TABLE.default_stages()}, with the "
+                         "background stages its boots start)")
     ap.add_argument("--selftests",
                     help="comma-separated selftest binaries the boots run (default: those of "
                          "each boot's profile, then kernel_health)")
@@ -426,18 +478,17 @@ def main():
     ap.add_argument("--tally-out", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
-    groups = [step.split("+") for step in args.stages.split(",")]
-    for name in sum(groups, []):
+    if args.stages:
+        steps = [boots.Step(tuple(step.split("+"))) for step in args.stages.split(",")]
+    else:
+        steps = TABLE.plan()
+    for name in sum((step.names + step.start for step in steps), ()):
         if name not in TABLE.stages():
             print(f"check: unknown stage '{name}'", file=sys.stderr)
             return 2
     tally = Tally()
     t_all = time.monotonic()
-    for names in groups:
-        if len(names) == 1:
-            run_stage(tally, args, names[0])
-        else:
-            run_group(tally, args, names)
+    run_plan(tally, args, steps)
     if args.tally_out:
         tally.save(args.tally_out)
         return 0
