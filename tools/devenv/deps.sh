@@ -36,7 +36,7 @@ if [ "${1:-}" = --host ]; then
 	HOST_PKGS=(
 		"linux-headers-$(uname -r)" build-essential kmod
 		cmake pkg-config libnl-3-dev libnl-genl-3-dev
-		libboost-program-options-dev nlohmann-json3-dev libpugixml-dev libfmt-dev
+		libboost-program-options-dev nlohmann-json3-dev libpugixml-dev libfmt-dev libtomlplusplus-dev
 	)
 	log "installing ${HOST_PKGS[*]}"
 	apt-get install -y -qq --no-install-recommends "${HOST_PKGS[@]}" >/dev/null
@@ -86,7 +86,7 @@ PKGS=(
 	# kvmaictl
 	cmake pkg-config libnl-3-dev libnl-genl-3-dev
 	libboost-program-options-dev libgtest-dev libgmock-dev
-	nlohmann-json3-dev libpugixml-dev libfmt-dev libxml2-dev clang-format clang-tidy
+	nlohmann-json3-dev libpugixml-dev libfmt-dev libtomlplusplus-dev libxml2-dev clang-format clang-tidy
 	# xmllint: the tests validate libvirt metadata against its RELAX NG schema
 	libxml2-utils
 	# the completion script's test sources bash-completion's helpers; the

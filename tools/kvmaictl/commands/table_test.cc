@@ -42,6 +42,12 @@ const std::map<std::string, Args>& samples() {
       // An operation the hook does not act on: it reads no domain XML.
       {"hook qemu", {"--run-dir", "/nonexistent", "--", "vm1", "migrate", "begin", "-"}},
       {"monitor all", {"--count", "1"}},
+      // Dry runs: the walk must change no host it runs on.
+      {"partition show", {}},
+      {"partition set", {"0000:21:00.0", "vfs", "2", "dry-run"}},
+      {"partition add", {"mtty", "type", "mtty-1", "dry-run"}},
+      {"partition del", {"0b1f7a62-5c3e-4d8a-9e2b-7f6a1c0d3e45", "dry-run"}},
+      {"partition apply", {"/nonexistent/partitions.toml", "dry-run"}},
       {"pmu show", {"vm1"}},
       {"pmu assign", {"vm1", "core", "amd_l3", "cpus", "0-3"}},
       {"pmu release", {"vm1", "amd_l3"}},

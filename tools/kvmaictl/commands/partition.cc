@@ -1,0 +1,356 @@
+// `kvmaictl partition`: how GPUs and other devices are split for VMs (SR-IOV
+// VFs, the vGPU type of each VF, mdevs), and changing it: by hand, or to a
+// named profile of a file (partition/). Nothing in use is destroyed: a
+// change that would remove a partition a VFIO user holds open, or a member
+// of an enabled P2P group, is refused naming both; a change that fails part
+// way is rolled back.
+#include <fmt/format.h>
+#include <linux/kvmai.h>
+
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "client/names.h"
+#include "commands/commands.h"
+#include "commands/host.h"
+#include "partition/apply.h"
+#include "partition/layout.h"
+#include "partition/plan.h"
+#include "partition/profile.h"
+#include "partition/users.h"
+
+namespace kvmai::kvmaictl {
+namespace {
+
+using partition::Layout;
+using partition::Parent;
+using partition::Users;
+using partition::Wanted;
+
+// kvmai's own mdev parents carry counter pages, not partitions of a
+// device: `kvmaictl counters` owns them.
+bool counters_parent(const Parent& p) {
+  return p.name.starts_with("kvmai-");
+}
+
+Layout read_layout(const TreeReader& sys) {
+  Layout l = Layout::read(sys);
+  std::erase_if(l.parents, counters_parent);
+  return l;
+}
+
+// Who uses what: VFIO users from procfs, members of enabled P2P groups from
+// the kvmai module when it is loaded. A recorded tree has neither.
+Users read_users(const Layout& l, const TreeReader& sys, Context& ctx) {
+  Users users;
+  if (ctx.opts.sysfs_root != kSysfsRoot) {
+    return users;
+  }
+  std::vector<std::string> devices;
+  for (const auto& p : l.parents) {
+    const auto parts = partition::partitions_of(p);
+    devices.insert(devices.end(), parts.begin(), parts.end());
+  }
+  const auto proc = open_procfs(ctx.opts);
+  partition::add_vfio_users(users, devices, sys, *proc);
+  if (sys.exists("module/kvmai")) {
+    // A destructive change must know the groups: a failure to list them
+    // stops it (OpError), never lets it through.
+    for (const Group& g : ctx.kvmai().groups()) {
+      if (g.state != KVMAI_STATE_ENABLED) {
+        continue;
+      }
+      for (const auto& addr : g.member_addrs()) {
+        users.add(addr, "in enabled P2P group " + printable(g.name.value_or("?")));
+      }
+    }
+  }
+  return users;
+}
+
+std::string parent_of(const std::string& word) {
+  if (auto name = partition::parent_name(word)) {
+    return *name;
+  }
+  throw UsageError(fmt::format("bad device \"{}\" (want a PCI address or an mdev parent name)",
+                               printable(word)));
+}
+
+std::string new_uuid() {
+  return boost::uuids::to_string(boost::uuids::random_generator()());
+}
+
+void print_layout(const Layout& l, const Users& users, const std::string& only, Context& ctx) {
+  auto& out = ctx.out;
+  bool any = false;
+  out.open_array("parents");
+  for (const auto& p : l.parents) {
+    if (!only.empty() && p.name != only) {
+      continue;
+    }
+    any = true;
+    out.open_object();
+    out.print_string("parent", p.name, {.label = "", .width = 14});
+    out.print_string("driver", p.driver.empty() ? "none" : p.driver,
+                     {.label = " driver ", .width = 0});
+    if (p.sriov()) {
+      out.print_int("vfs", p.num_vfs, {.label = " vfs ", .width = 0});
+      out.print_int("total_vfs", *p.total_vfs, {.label = "/", .width = 0});
+      if (p.autoprobe) {
+        out.print_bool("autoprobe", *p.autoprobe, {.label = " autoprobe ", .width = 0});
+      }
+    }
+    out.newline();
+    out.open_array("vfs");
+    for (const auto& vf : p.vfs) {
+      out.open_object();
+      out.text("  ");
+      out.print_int("index", vf.index, {.label = "vf ", .width = 3});
+      out.print_string("pci_addr", vf.bdf, {.label = " ", .width = 13});
+      out.print_string("driver", vf.driver.empty() ? "none" : vf.driver,
+                       {.label = " driver ", .width = 10});
+      if (vf.vgpu_type) {
+        const auto* t = p.vgpu(std::to_string(*vf.vgpu_type));
+        out.print_int("vgpu_type", *vf.vgpu_type, {.label = " vgpu-type ", .width = 0});
+        if (t != nullptr) {
+          out.print_string("vgpu_type_name", t->name, {.label = " ", .width = 0});
+        }
+      }
+      out.print_string_list(
+          "users",
+          users.all().contains(vf.bdf) ? users.all().at(vf.bdf) : std::vector<std::string>{},
+          {.label = " used: ", .width = 0});
+      out.close_object();
+      out.newline();
+    }
+    out.close_array();
+    out.open_array("mdev_types");
+    for (const auto& t : p.mdev_types) {
+      out.open_object();
+      out.text("  ");
+      out.print_string("type", t.id, {.label = "mdev-type ", .width = 0});
+      if (!t.name.empty()) {
+        out.print_string("name", t.name, {.label = " name ", .width = 0});
+      }
+      out.print_opt_int("available", t.available_instances, {.label = " available ", .width = 0});
+      out.close_object();
+      out.newline();
+    }
+    out.close_array();
+    out.open_array("mdevs");
+    for (const auto& m : p.mdevs) {
+      out.open_object();
+      out.text("  ");
+      out.print_string("uuid", m.uuid, {.label = "mdev ", .width = 0});
+      out.print_string("type", m.type, {.label = " type ", .width = 0});
+      out.print_string_list(
+          "users",
+          users.all().contains(m.uuid) ? users.all().at(m.uuid) : std::vector<std::string>{},
+          {.label = " used: ", .width = 0});
+      out.close_object();
+      out.newline();
+    }
+    out.close_array();
+    out.close_object();
+  }
+  out.close_array();
+  if (!only.empty() && !any) {
+    throw OpError(only + ": no such partitionable device (an SR-IOV PF or mdev parent)");
+  }
+}
+
+void print_plan(const partition::Plan& plan, Context& ctx) {
+  ctx.out.open_array("steps");
+  for (const auto& s : plan.steps) {
+    ctx.out.print_string("", s.text());
+    ctx.out.newline();
+  }
+  ctx.out.close_array();
+}
+
+// Plans `wanted`, prints the plan, and unless `dry_run` carries it out,
+// rolling back on a failure. Prints "no change" for an empty plan.
+void change(const std::vector<Wanted>& wanted, bool dry_run, Context& ctx) {
+  const auto sys = open_sysfs(ctx.opts);
+  const Layout before = read_layout(*sys);
+  const Users users = read_users(before, *sys, ctx);
+  partition::Plan plan;
+  try {
+    plan = partition::plan(before, wanted, users, new_uuid);
+  } catch (const partition::Refusal& e) {
+    throw OpError(e.what());
+  }
+  ctx.out.open_object("plan");
+  ctx.out.print_bool("dry_run", dry_run, {}, Show::json_only);
+  if (plan.empty()) {
+    ctx.out.print_string("result", "no change");
+    ctx.out.newline();
+    ctx.out.close_object();
+    return;
+  }
+  print_plan(plan, ctx);
+  if (dry_run) {
+    ctx.out.close_object();
+    return;
+  }
+  const auto outcome = partition::apply_with_rollback(plan, before, ctx.opts.sysfs_root, nullptr);
+  ctx.out.print_uint("steps_done", outcome.steps_done, {}, Show::json_only);
+  ctx.out.close_object();
+  if (outcome.failure.empty()) {
+    return;
+  }
+  if (outcome.restored) {
+    throw OpError(outcome.failure + "; rolled back to the previous layout");
+  }
+  throw OpError(outcome.failure + "; the rollback did not restore the previous layout" +
+                (outcome.rollback_failure.empty() ? "" : ": " + outcome.rollback_failure) +
+                " (see `kvmaictl partition show`)");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw OpError(fmt::format("{}: cannot read", printable(path)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+void partition_show(const Words& words, Context& ctx) {
+  const auto sys = open_sysfs(ctx.opts);
+  const Layout l = read_layout(*sys);
+  const std::string only = words.operands().empty() ? "" : parent_of(words.operand(0));
+  print_layout(l, read_users(l, *sys, ctx), only, ctx);
+}
+
+void partition_set(const Words& words, Context& ctx) {
+  Wanted w;
+  w.parent = parent_of(words.operand(0));
+  if (const auto n = words.value("vfs")) {
+    w.vfs = static_cast<int>(number_of("vfs", *n, 0, 65535));
+    w.drivers.assign(static_cast<std::size_t>(*w.vfs), words.value("driver").value_or("vfio-pci"));
+  } else if (words.has("driver")) {
+    throw UsageError("driver needs vfs: the VFs it binds are the ones vfs makes");
+  }
+  if (const auto t = words.value("vgpu-type")) {
+    const auto sys = open_sysfs(ctx.opts);
+    const Layout l = read_layout(*sys);
+    const Parent* p = l.find(w.parent);
+    const int count = w.vfs.value_or(p == nullptr ? 0 : p->num_vfs);
+    if (const auto vf = words.value("vf")) {
+      const auto i = number_of("vf", *vf, 0, 65535);
+      w.vgpu_types.assign(static_cast<std::size_t>(i) + 1, "");
+      w.vgpu_types.back() = *t;
+    } else {
+      w.vgpu_types.assign(static_cast<std::size_t>(count), *t);
+    }
+  } else if (words.has("vf")) {
+    throw UsageError("vf names the VF of vgpu-type");
+  }
+  if (const auto a = words.value("autoprobe")) {
+    w.autoprobe = match_word(*a, {"off", "on"}, "autoprobe") == 1;
+  }
+  if (!w.vfs && w.vgpu_types.empty() && !w.autoprobe) {
+    throw UsageError("nothing to set (want vfs, vgpu-type or autoprobe)");
+  }
+  change({w}, words.has("dry-run"), ctx);
+}
+
+void partition_add(const Words& words, Context& ctx) {
+  const auto sys = open_sysfs(ctx.opts);
+  const Layout l = read_layout(*sys);
+  const std::string parent = parent_of(words.operand(0));
+  const Parent* p = l.find(parent);
+  if (p == nullptr) {
+    throw OpError(parent + ": no such mdev parent");
+  }
+  Wanted w;
+  w.parent = parent;
+  std::vector<partition::WantedMdev> m;
+  for (const auto& e : p->mdevs) {
+    m.push_back({.type = e.type, .uuid = e.uuid});
+  }
+  const auto type = words.value("type");
+  if (!type) {
+    throw UsageError("add needs `type TYPE`");
+  }
+  partition::WantedMdev add{.type = *type, .uuid = ""};
+  if (const auto u = words.value("uuid")) {
+    add.uuid = *u;
+    for (const auto& e : p->mdevs) {
+      if (e.uuid == *u) {
+        throw OpError(fmt::format("{}: mdev {} exists", parent, printable(*u)));
+      }
+    }
+  }
+  m.push_back(add);
+  w.mdevs = std::move(m);
+  change({w}, words.has("dry-run"), ctx);
+}
+
+void partition_del(const Words& words, Context& ctx) {
+  const auto sys = open_sysfs(ctx.opts);
+  const Layout l = read_layout(*sys);
+  const std::string uuid = words.operand(0);
+  for (const auto& p : l.parents) {
+    std::vector<partition::WantedMdev> m;
+    bool found = false;
+    for (const auto& e : p.mdevs) {
+      if (e.uuid == uuid) {
+        found = true;
+      } else {
+        m.push_back({.type = e.type, .uuid = e.uuid});
+      }
+    }
+    if (found) {
+      Wanted w;
+      w.parent = p.name;
+      w.mdevs = std::move(m);
+      change({w}, words.has("dry-run"), ctx);
+      return;
+    }
+  }
+  throw OpError(fmt::format("no mdev {} (of a partitionable parent)", printable(uuid)));
+}
+
+void partition_apply(const Words& words, Context& ctx) {
+  const std::string file = words.operand(0);
+  std::vector<partition::Profile> profiles;
+  try {
+    profiles = partition::parse_profiles(read_file(file), file);
+  } catch (const std::runtime_error& e) {
+    throw OpError(e.what());
+  }
+  if (profiles.empty()) {
+    throw OpError(fmt::format("{}: no profile ([profile.NAME.PARENT])", printable(file)));
+  }
+  const partition::Profile* chosen = nullptr;
+  if (const auto name = words.value("profile")) {
+    for (const auto& p : profiles) {
+      if (p.name == *name) {
+        chosen = &p;
+      }
+    }
+    if (chosen == nullptr) {
+      std::string names;
+      for (const auto& p : profiles) {
+        names += (names.empty() ? "" : ", ") + p.name;
+      }
+      throw OpError(fmt::format("{}: no profile \"{}\" (it has: {})", printable(file),
+                                printable(*name), names));
+    }
+  } else if (profiles.size() == 1) {
+    chosen = &profiles.front();
+  } else {
+    throw UsageError(
+        fmt::format("{} has {} profiles: name one with `profile NAME`", file, profiles.size()));
+  }
+  change(chosen->parents, words.has("dry-run"), ctx);
+}
+
+}  // namespace kvmai::kvmaictl
