@@ -54,6 +54,19 @@ kmod-test:
 		tar -C kmod -cf - -T - | tar -C $(KMOD_TEST) -xf -
 	$(MAKE) -C $(KMOD_TEST) KVMAI_TEST=y KVMAI_SERIES=$(CURDIR)/patches
 
+# The kernel's sample mdev driver mtty for Debian's 6.12 (make deps takes
+# its source out of linux-source-6.12), a real mdev parent for the
+# partition selftests; none when the archive had no matching source.
+MTTY_612 := $(BUILD)/mtty-6.12
+mtty-6.12:
+	@src=$(KVMAI_CACHE)/linux-6.12/samples/mtty.c; \
+	if [ -f $$src ]; then \
+		mkdir -p $(MTTY_612) && cp -p $$src $(MTTY_612)/ && \
+		echo 'obj-m := mtty.o' > $(MTTY_612)/Kbuild && \
+		$(MAKE) -C $$(ls -d $(KVMAI_CACHE)/linux-6.12/usr/src/linux-headers-*-amd64) \
+			M=$(MTTY_612) modules; \
+	else echo "mtty-6.12: no $$src (make deps): the 6.12 boots skip mdev partitions"; fi
+
 tools-configure = cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
 		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 
@@ -69,13 +82,14 @@ selftests-host:
 	$(MAKE) -C selftests O=$(BUILD)/selftests KSRC=$(KSRC) host
 
 # What the emulated host gets under /kvmai.
-vm-payload: kmod-test tools selftests
+vm-payload: kmod-test tools selftests mtty-6.12
 	rm -rf $(BUILD)/vm-payload
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
 		 $(BUILD)/vm-payload/l2
 	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/testing/kvmai_mock_pmu.ko \
 	   $(KMOD_TEST)/testing/kvmai_mock_vfbus.ko \
 	   $(wildcard $(KMOD_TEST)/testing/kvmai_mock_counters.ko $(KMOD_TEST)/testing/uncore_guest.ko) \
+	   $(wildcard $(MTTY_612)/mtty.ko) \
 	   $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \
 	   $(BUILD)/selftests/probe/* $(BUILD)/vm-payload/bin/
@@ -122,6 +136,7 @@ vm-payload-kernel: vm-payload
 	cp -r $(BUILD)/vm-payload $(BUILD)/vm-payload-kernel && \
 	rm -f $(BUILD)/vm-payload-kernel/*.ko && \
 	cp $(BUILD)/kmod-kernel/kvmai.ko $(BUILD)/kmod-kernel/testing/*.ko \
+	   $$kdir/lib/modules/*/kernel/samples/vfio-mdev/mtty.ko \
 	   $(BUILD)/vm-payload-kernel/ && \
 	cp $$kdir/selftests/* $(BUILD)/vm-payload-kernel/selftests/
 
@@ -198,7 +213,7 @@ clean:
 	rm -f kmod/testing/uncore_guest.c kmod/compat/asm/uncore_guest.h
 	rm -rf $(BUILD)
 
-.PHONY: all deps host-deps kmod kmod-test tools demo-payload check-quick selftests selftests-host \
+.PHONY: all deps host-deps kmod kmod-test mtty-6.12 tools demo-payload check-quick selftests selftests-host \
 	vm-payload demo check bench regen install clean \
 	patches-check patches-export kernel vm-payload-kernel check-kernel check-nested check-libvirt \
 	qemu qemu-patches-check \

@@ -193,6 +193,32 @@ if [ ! -f "$K612/.complete" ]; then
 	touch "$K612/.complete"
 fi
 
+# The 6.12 kernel's sample mdev driver (samples/vfio-mdev/mtty.c), which
+# Debian does not build: the selftests build it for that kernel, so that
+# partitioning is tested on real mdev parents.  Only the one file is kept
+# from linux-source-6.12 of the headers' version.
+if [ ! -f "$K612/samples/.complete" ]; then
+	kver=$(cat "$K612/.kver")
+	up=${kver%%+*}
+	srcver=$(apt-cache madison linux-source-6.12 | awk -v up="$up" \
+		'$3 ~ "^" up "-" { print $3; exit }')
+	if [ -z "$srcver" ]; then
+		log "warning: no linux-source-6.12 of version $up: the 6.12 boots skip mdev partitions"
+	else
+		log "taking samples/vfio-mdev/mtty.c from linux-source-6.12 $srcver"
+		rm -rf "$K612/samples" "$CACHE/debs-6.12-src"
+		mkdir -p "$K612/samples" "$CACHE/debs-6.12-src"
+		(cd "$CACHE/debs-6.12-src" && apt-get -o APT::Sandbox::User=root download -qq \
+			"linux-source-6.12=$srcver")
+		dpkg-deb --fsys-tarfile "$CACHE"/debs-6.12-src/*.deb |
+			tar -xO ./usr/src/linux-source-6.12.tar.xz |
+			tar -xJ -C "$K612/samples" --strip-components=3 \
+				linux-source-6.12/samples/vfio-mdev/mtty.c
+		rm -rf "$CACHE/debs-6.12-src"
+		touch "$K612/samples/.complete"
+	fi
+fi
+
 # linux-source-7.x from trixie-backports, through a private apt state.
 K7=$CACHE/linux-source-7
 # The series says which base it applies to (patches/base).

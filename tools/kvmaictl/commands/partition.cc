@@ -82,6 +82,16 @@ std::string new_uuid() {
   return boost::uuids::to_string(boost::uuids::random_generator()());
 }
 
+// A partition's users; in text only when it has some.
+void print_users(Printer& out, const Users& users, const std::string& device) {
+  const auto it = users.all().find(device);
+  if (it == users.all().end()) {
+    out.print_string_list("users", {}, {}, Show::json_only);
+  } else {
+    out.print_string_list("users", it->second, {.label = " used: ", .width = 0});
+  }
+}
+
 void print_layout(const Layout& l, const Users& users, const std::string& only, Context& ctx) {
   auto& out = ctx.out;
   bool any = false;
@@ -96,7 +106,7 @@ void print_layout(const Layout& l, const Users& users, const std::string& only, 
     out.print_string("driver", p.driver.empty() ? "none" : p.driver,
                      {.label = " driver ", .width = 0});
     if (p.sriov()) {
-      out.print_int("vfs", p.num_vfs, {.label = " vfs ", .width = 0});
+      out.print_int("num_vfs", p.num_vfs, {.label = " vfs ", .width = 0});
       out.print_int("total_vfs", *p.total_vfs, {.label = "/", .width = 0});
       if (p.autoprobe) {
         out.print_bool("autoprobe", *p.autoprobe, {.label = " autoprobe ", .width = 0});
@@ -110,7 +120,7 @@ void print_layout(const Layout& l, const Users& users, const std::string& only, 
       out.print_int("index", vf.index, {.label = "vf ", .width = 3});
       out.print_string("pci_addr", vf.bdf, {.label = " ", .width = 13});
       out.print_string("driver", vf.driver.empty() ? "none" : vf.driver,
-                       {.label = " driver ", .width = 10});
+                       {.label = " driver ", .width = 0});
       if (vf.vgpu_type) {
         const auto* t = p.vgpu(std::to_string(*vf.vgpu_type));
         out.print_int("vgpu_type", *vf.vgpu_type, {.label = " vgpu-type ", .width = 0});
@@ -118,10 +128,7 @@ void print_layout(const Layout& l, const Users& users, const std::string& only, 
           out.print_string("vgpu_type_name", t->name, {.label = " ", .width = 0});
         }
       }
-      out.print_string_list(
-          "users",
-          users.all().contains(vf.bdf) ? users.all().at(vf.bdf) : std::vector<std::string>{},
-          {.label = " used: ", .width = 0});
+      print_users(out, users, vf.bdf);
       out.close_object();
       out.newline();
     }
@@ -145,10 +152,7 @@ void print_layout(const Layout& l, const Users& users, const std::string& only, 
       out.text("  ");
       out.print_string("uuid", m.uuid, {.label = "mdev ", .width = 0});
       out.print_string("type", m.type, {.label = " type ", .width = 0});
-      out.print_string_list(
-          "users",
-          users.all().contains(m.uuid) ? users.all().at(m.uuid) : std::vector<std::string>{},
-          {.label = " used: ", .width = 0});
+      print_users(out, users, m.uuid);
       out.close_object();
       out.newline();
     }
