@@ -87,7 +87,7 @@ vm-payload: kmod-test tools selftests mtty-6.12
 	mkdir -p $(BUILD)/vm-payload/bin $(BUILD)/vm-payload/selftests $(BUILD)/vm-payload/bench \
 		 $(BUILD)/vm-payload/l2
 	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/testing/kvmai_mock_pmu.ko \
-	   $(KMOD_TEST)/testing/kvmai_mock_vfbus.ko \
+	   $(KMOD_TEST)/testing/kvmai_mock_vfbus.ko $(KMOD_TEST)/testing/kvmai_mock_vgpu.ko \
 	   $(wildcard $(KMOD_TEST)/testing/kvmai_mock_counters.ko $(KMOD_TEST)/testing/uncore_guest.ko) \
 	   $(wildcard $(MTTY_612)/mtty.ko) \
 	   $(BUILD)/vm-payload/

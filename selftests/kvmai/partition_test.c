@@ -93,6 +93,7 @@ FIXTURE_TEARDOWN(part)
 
 	if (!self->pf)
 		return;
+	_test_cmd_mod_unload(KT_MOD_MOCK_VGPU);
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_numvfs", self->pf);
 	kt_sysfs_write(path, "0");
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/sriov_drivers_autoprobe", self->pf);
@@ -355,6 +356,65 @@ TEST_F(part, mtty_mdevs_created_and_removed)
 	ASSERT_EQ(0, ctl("partition apply " PROFILES " profile none")) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, mtty_count("mtty-2"));
 	kt_sh(out, sizeof(out), "rmmod mtty");
+}
+
+/* VF @i's nvidia/current_vgpu_type, -errno if it has none. */
+static long vf_type(const char *pf, int i)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/virtfn%d/nvidia/current_vgpu_type",
+		 pf, i);
+	return kt_sysfs_read_long(path);
+}
+
+/*
+ * NVIDIA vGPU on SR-IOV (vGPU 17+), on the test-only mock of its sysfs
+ * (kmod/testing/kvmai_mock_vgpu.c): types set on every VF by a profile by
+ * name, left alone by a second apply, cleared by hand; and a layout the
+ * driver refuses half way (two vGPUs of a type one GPU holds once) leaves
+ * the types that were there.
+ */
+TEST_F(part, nvidia_vgpu_types_set_cleared_and_rolled_back)
+{
+	char params[48];
+	FILE *f;
+
+	snprintf(params, sizeof(params), "pf=%s", self->pf);
+	ASSERT_EQ(0, _test_cmd_mod_load(KT_MOD_MOCK_VGPU, params));
+	f = fopen(PROFILES, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "[profile.half.\"%s\"]\nvfs = 2\nvgpu-type = \"NVIDIA H100-40C\"\n", self->pf);
+	fprintf(f, "[profile.whole.\"%s\"]\nvfs = 2\nvgpu-type = [\"NVIDIA H100-80C\", "
+		"\"NVIDIA H100-80C\"]\n", self->pf);
+	ASSERT_EQ(0, fclose(f));
+
+	ASSERT_EQ(0, ctl("partition apply " PROFILES " profile half")) TH_LOG("%s", self->out);
+	EXPECT_EQ(902, vf_type(self->pf, 0));
+	EXPECT_EQ(902, vf_type(self->pf, 1));
+	EXPECT_EQ(2, vfs_on(self->pf, 2, "vfio-pci"));
+	ASSERT_EQ(0, ctl("partition apply " PROFILES " profile half")) TH_LOG("%s", self->out);
+	EXPECT_STREQ("no change\n", self->out);
+	ASSERT_EQ(0, ctl("-j partition show %s", self->pf));
+	EXPECT_NE(NULL, strstr(self->out, "\"vgpu_type\":902,\"vgpu_type_name\":\"NVIDIA H100-40C\""))
+		TH_LOG("%s", self->out);
+
+	/* One GPU holds one H100-80C: the second VF's type fails. */
+	EXPECT_EQ(1, ctl("partition apply " PROFILES " profile whole"));
+	EXPECT_NE(NULL, strstr(self->out, "VF 1: vgpu-type none -> 901")) TH_LOG("%s", self->out);
+	EXPECT_NE(NULL, strstr(self->out, "rolled back to the previous layout"))
+		TH_LOG("%s", self->out);
+	EXPECT_EQ(902, vf_type(self->pf, 0));
+	EXPECT_EQ(902, vf_type(self->pf, 1));
+
+	ASSERT_EQ(0, ctl("partition set %s vgpu-type none", self->pf)) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, vf_type(self->pf, 0));
+	EXPECT_EQ(0, vf_type(self->pf, 1));
+	ASSERT_EQ(0, ctl("partition set %s vgpu-type \"NVIDIA H100-80C\" vf 1", self->pf))
+		TH_LOG("%s", self->out);
+	EXPECT_EQ(0, vf_type(self->pf, 0));
+	EXPECT_EQ(901, vf_type(self->pf, 1));
+	EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_VGPU));
 }
 
 TEST_HARNESS_MAIN

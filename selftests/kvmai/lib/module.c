@@ -21,6 +21,7 @@ static const struct {
 	[KT_MOD_MOCK_PMU] = { "kvmai_mock_pmu", KT_MOCK_PMU_PATH },
 	[KT_MOD_MOCK_COUNTERS] = { "kvmai_mock_counters", KT_MOCK_COUNTERS_PATH },
 	[KT_MOD_MOCK_VFBUS] = { "kvmai_mock_vfbus", KT_MOCK_VFBUS_PATH },
+	[KT_MOD_MOCK_VGPU] = { "kvmai_mock_vgpu", KT_MOCK_VGPU_PATH },
 };
 
 static bool loaded(const char *name)
@@ -64,6 +65,7 @@ int _test_cmd_mod_load(enum kt_mod mod, const char *params)
 		ret = _test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 		break;
 	case KT_MOD_MOCK_VFBUS:
+	case KT_MOD_MOCK_VGPU:
 		break;
 	}
 	return ret ?: load(mods[mod].name, mods[mod].path, params);

@@ -12,12 +12,14 @@
 #define KT_MOCK_PMU_PATH "/kvmai/kvmai_mock_pmu.ko"
 #define KT_MOCK_COUNTERS_PATH "/kvmai/kvmai_mock_counters.ko"
 #define KT_MOCK_VFBUS_PATH "/kvmai/kvmai_mock_vfbus.ko"
+#define KT_MOCK_VGPU_PATH "/kvmai/kvmai_mock_vgpu.ko"
 
 enum kt_mod {
 	KT_MOD_KVMAI,		/* kvmai.ko */
 	KT_MOD_MOCK_PMU,	/* test-only fake PMUs */
 	KT_MOD_MOCK_COUNTERS,	/* test-only counter pages, on kernels with mdev */
 	KT_MOD_MOCK_VFBUS,	/* test-only: an SR-IOV PF whose VFs sit on the next bus */
+	KT_MOD_MOCK_VGPU,	/* test-only: NVIDIA's vGPU sysfs on a PF's VFs */
 };
 
 bool kt_mod_loaded(enum kt_mod mod);

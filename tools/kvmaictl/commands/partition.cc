@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 #include <linux/kvmai.h>
 
+#include <algorithm>
 #include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid_io.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,9 +37,72 @@ bool counters_parent(const Parent& p) {
   return p.name.starts_with("kvmai-");
 }
 
-Layout read_layout(const TreeReader& sys) {
+// Where the vGPU types each PF's VFs offered are remembered, one file per
+// PF in the format of creatable_vgpu_types. A VF lists only the types it
+// can take now: none once it has one, and none on any VF once the GPU is
+// full. Without what the VFs listed earlier, a profile that names types
+// could not tell whether a full GPU already has them.
+constexpr std::string_view kVgpuTypesDir = "/run/kvmai/vgpu-types";
+
+std::filesystem::path vgpu_types_file(const std::string& pf) {
+  return std::filesystem::path(kVgpuTypesDir) / pf;
+}
+
+// Adds `types` to what is remembered of `pf`'s VFs.
+void learn_vgpu_types(const std::string& pf, const std::vector<VgpuType>& types) {
+  std::ifstream in(vgpu_types_file(pf));
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::vector<VgpuType> known = parse_vgpu_types(text.str());
+  bool learnt = false;
+  for (const auto& t : types) {
+    if (std::none_of(known.begin(), known.end(), [&](const VgpuType& k) { return k.id == t.id; })) {
+      known.push_back(t);
+      learnt = true;
+    }
+  }
+  if (!learnt) {
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(kVgpuTypesDir, ec);
+  std::ofstream out(vgpu_types_file(pf));
+  out << "ID    : vGPU Name\n";
+  for (const auto& k : known) {
+    out << k.id << " : " << k.name << "\n";
+  }
+}
+
+void remember_vgpu_types(Layout& l, const Context& ctx) {
+  if (ctx.opts.sysfs_root != kSysfsRoot) {
+    return;
+  }
+  for (auto& p : l.parents) {
+    if (!p.sriov()) {
+      continue;
+    }
+    if (p.vfs.empty()) {
+      // No VF, no vGPU: what a reloaded driver offers is read afresh.
+      std::error_code ec;
+      std::filesystem::remove(vgpu_types_file(p.name), ec);
+      continue;
+    }
+    learn_vgpu_types(p.name, p.vgpu_types);
+    std::ifstream in(vgpu_types_file(p.name));
+    std::ostringstream text;
+    text << in.rdbuf();
+    for (const auto& k : parse_vgpu_types(text.str())) {
+      if (p.vgpu(std::to_string(k.id)) == nullptr) {
+        p.vgpu_types.push_back(k);
+      }
+    }
+  }
+}
+
+Layout read_layout(const TreeReader& sys, const Context& ctx) {
   Layout l = Layout::read(sys);
   std::erase_if(l.parents, counters_parent);
+  remember_vgpu_types(l, ctx);
   return l;
 }
 
@@ -178,7 +243,7 @@ void print_plan(const partition::Plan& plan, Context& ctx) {
 // rolling back on a failure. Prints "no change" for an empty plan.
 void change(const std::vector<Wanted>& wanted, bool dry_run, Context& ctx) {
   const auto sys = open_sysfs(ctx.opts);
-  const Layout before = read_layout(*sys);
+  const Layout before = read_layout(*sys, ctx);
   const Users users = read_users(before, *sys, ctx);
   partition::Plan plan;
   try {
@@ -200,6 +265,11 @@ void change(const std::vector<Wanted>& wanted, bool dry_run, Context& ctx) {
     return;
   }
   const auto outcome = partition::apply_with_rollback(plan, before, ctx.opts.sysfs_root, nullptr);
+  if (ctx.opts.sysfs_root == kSysfsRoot) {
+    for (const auto& [pf, types] : outcome.seen) {
+      learn_vgpu_types(pf, types);
+    }
+  }
   ctx.out.print_uint("steps_done", outcome.steps_done, {}, Show::json_only);
   ctx.out.close_object();
   if (outcome.failure.empty()) {
@@ -227,7 +297,7 @@ std::string read_file(const std::string& path) {
 
 void partition_show(const Words& words, Context& ctx) {
   const auto sys = open_sysfs(ctx.opts);
-  const Layout l = read_layout(*sys);
+  const Layout l = read_layout(*sys, ctx);
   const std::string only = words.operands().empty() ? "" : parent_of(words.operand(0));
   print_layout(l, read_users(l, *sys, ctx), only, ctx);
 }
@@ -243,7 +313,7 @@ void partition_set(const Words& words, Context& ctx) {
   }
   if (const auto t = words.value("vgpu-type")) {
     const auto sys = open_sysfs(ctx.opts);
-    const Layout l = read_layout(*sys);
+    const Layout l = read_layout(*sys, ctx);
     const Parent* p = l.find(w.parent);
     const int count = w.vfs.value_or(p == nullptr ? 0 : p->num_vfs);
     if (const auto vf = words.value("vf")) {
@@ -267,7 +337,7 @@ void partition_set(const Words& words, Context& ctx) {
 
 void partition_add(const Words& words, Context& ctx) {
   const auto sys = open_sysfs(ctx.opts);
-  const Layout l = read_layout(*sys);
+  const Layout l = read_layout(*sys, ctx);
   const std::string parent = parent_of(words.operand(0));
   const Parent* p = l.find(parent);
   if (p == nullptr) {
@@ -299,7 +369,7 @@ void partition_add(const Words& words, Context& ctx) {
 
 void partition_del(const Words& words, Context& ctx) {
   const auto sys = open_sysfs(ctx.opts);
-  const Layout l = read_layout(*sys);
+  const Layout l = read_layout(*sys, ctx);
   const std::string uuid = words.operand(0);
   for (const auto& p : l.parents) {
     std::vector<partition::WantedMdev> m;

@@ -30,7 +30,8 @@ void write_attr(const std::filesystem::path& path, const std::string& text) {
 
 class Runner {
  public:
-  explicit Runner(const std::filesystem::path& sysfs) : sys_(sysfs), reader_(sysfs) {}
+  Runner(const std::filesystem::path& sysfs, SeenTypes* seen)
+      : sys_(sysfs), reader_(sysfs), seen_(seen) {}
 
   void run(const Step& s) {
     switch (s.kind) {
@@ -98,9 +99,13 @@ class Runner {
   void set_type(const Step& s) {
     const auto rel = fmt::format("bus/pci/devices/{}/virtfn{}/nvidia", s.device, s.vf);
     std::string id = s.value;
+    const auto types = parse_vgpu_types(reader_.read(rel + "/creatable_vgpu_types").value_or(""));
+    if (seen_ != nullptr) {
+      auto& known = (*seen_)[s.device];
+      known.insert(known.end(), types.begin(), types.end());
+    }
     if (!std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       // A type by name, for a VF the plan created: its driver says the id.
-      const auto types = parse_vgpu_types(reader_.read(rel + "/creatable_vgpu_types").value_or(""));
       const auto it =
           std::find_if(types.begin(), types.end(), [&](const VgpuType& t) { return t.name == id; });
       if (it == types.end()) {
@@ -114,6 +119,7 @@ class Runner {
 
   std::filesystem::path sys_;
   FsReader reader_;
+  SeenTypes* seen_;
 };
 
 std::vector<std::string> touched(const Plan& plan) {
@@ -127,8 +133,8 @@ std::vector<std::string> touched(const Plan& plan) {
 }  // namespace
 
 void apply(const Plan& plan, const std::filesystem::path& sysfs,
-           const std::function<void(const Step&)>& done) {
-  Runner r(sysfs);
+           const std::function<void(const Step&)>& done, SeenTypes* seen) {
+  Runner r(sysfs, seen);
   for (std::size_t i = 0; i < plan.steps.size(); i++) {
     try {
       r.run(plan.steps[i]);
@@ -177,12 +183,15 @@ Outcome apply_with_rollback(const Plan& plan, const Layout& before,
                             const std::function<void(const Step&)>& done) {
   Outcome out;
   try {
-    apply(plan, sysfs, [&](const Step& s) {
-      out.steps_done++;
-      if (done) {
-        done(s);
-      }
-    });
+    apply(
+        plan, sysfs,
+        [&](const Step& s) {
+          out.steps_done++;
+          if (done) {
+            done(s);
+          }
+        },
+        &out.seen);
     return out;
   } catch (const StepFailed& e) {
     out.failure = fmt::format("step {} ({}) failed: {}", e.index() + 1,
@@ -201,7 +210,7 @@ Outcome apply_with_rollback(const Plan& plan, const Layout& before,
     // user can hold it: no users to refuse for.
     const auto undo =
         partition::plan(Layout::read(sys), back, Users{}, [] { return std::string("?"); });
-    apply(undo, sysfs, nullptr);
+    apply(undo, sysfs, nullptr, &out.seen);
   } catch (const StepFailed& e) {
     out.rollback_failure = e.what();
   } catch (const Refusal& e) {

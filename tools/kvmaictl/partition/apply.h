@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -27,8 +28,12 @@ class StepFailed : public std::runtime_error {
 // kernel's interfaces: sriov_numvfs, driver_override, drivers_probe,
 // nvidia/current_vgpu_type, mdev create and remove). `done` is told of each
 // step once it took effect. Throws StepFailed at the first that fails.
+// `seen`, when given, gets the vGPU types each PF's VFs listed as creatable
+// when a step read them (VFs list none once the GPU is full: see
+// commands/partition.cc).
+using SeenTypes = std::map<std::string, std::vector<VgpuType>>;
 void apply(const Plan& plan, const std::filesystem::path& sysfs,
-           const std::function<void(const Step&)>& done);
+           const std::function<void(const Step&)>& done, SeenTypes* seen = nullptr);
 
 // What the outcome of `apply_with_rollback` was.
 struct Outcome {
@@ -39,6 +44,7 @@ struct Outcome {
   // by reading them again), and, if not, what the rollback hit.
   bool restored = false;
   std::string rollback_failure;
+  SeenTypes seen;
 };
 
 // Applies `plan` made from `before`; on a failure, plans the way back to

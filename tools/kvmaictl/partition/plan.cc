@@ -20,8 +20,11 @@ std::string vgpu_id(const Parent& p, const std::string& word) {
   if (clears(word)) {
     return "0";
   }
-  if (p.vgpu_types.empty()) {
-    // No VF to read the types from yet: the step resolves the name.
+  // An id goes to the driver as it is: a full GPU's VFs list no types,
+  // and the driver is the judge of its own ids.
+  if (p.vgpu_types.empty() ||
+      std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    // No VF to read the types from yet: the step resolves a name.
     return word;
   }
   const VgpuType* t = p.vgpu(word);
@@ -184,6 +187,10 @@ void plan_sriov(const Parent& p, const Wanted& w, const Users& users, Steps& s) 
     }
     return;
   }
+  // Every type that changes is cleared before any is set: with NVIDIA's
+  // time-sliced vGPUs all of a GPU's are of one type, so a new type fits
+  // only once no VF has the old one.
+  std::vector<std::pair<int, std::string>> sets;
   for (const auto& vf : p.vfs) {
     const auto i = index(vf.index);
     const std::string what = fmt::format("VF {} {}", vf.index, vf.bdf);
@@ -204,12 +211,15 @@ void plan_sriov(const Parent& p, const Wanted& w, const Users& users, Steps& s) 
       continue;
     }
     refuse_if_used(users, vf.bdf, what, fmt::format("{}: cannot change a VF's vGPU type", p.name));
-    if (was != "0" && id != "0") {
+    if (was != "0") {
       step(Step::Kind::set_vgpu_type, vf.index, "0", was);
-      step(Step::Kind::set_vgpu_type, vf.index, id, "0");
-    } else {
-      step(Step::Kind::set_vgpu_type, vf.index, id, was);
     }
+    if (id != "0") {
+      sets.emplace_back(vf.index, id);
+    }
+  }
+  for (const auto& [vf, id] : sets) {
+    step(Step::Kind::set_vgpu_type, vf, id, "0");
   }
   if (w.autoprobe && *w.autoprobe != autoprobe_was) {
     step(Step::Kind::set_autoprobe, -1, *w.autoprobe ? "1" : "0", autoprobe_was ? "1" : "0");
