@@ -782,6 +782,109 @@ TEST_F_TIMEOUT(libvirt, another_vms_counters_device_refused, 300)
 	EXPECT_EQ(0, _test_cmd_pmu(&self->nl, &own, NULL)) TH_LOG("%s", self->nl.ext);
 }
 
+/* The kernel's sample mdev driver, built for the kernel the host runs. */
+#define MTTY_KO "/kvmai/mtty.ko"
+#define PART_UUID "6b3c2c8e-1f0a-4d6e-9a51-3e2f00c0beef"
+#define PART_ELEMENT(uuid) "<kvmai:partition parent=\"mtty\" type=\"mtty-2\" uuid=\"" uuid \
+	"\" remove=\"yes\"/>"
+
+static int mtty_instances(void)
+{
+	char out[32];
+
+	if (kt_run("ls /sys/class/mdev_bus/mtty/mdev_supported_types/mtty-2/devices | wc -l",
+		   out, sizeof(out)))
+		return -1;
+	return atoi(out);
+}
+
+/* vm1, planned, given the mdev @uuid, with @partition in its metadata. */
+static int define_with_mdev(struct __test_metadata *_metadata, struct _test_data_libvirt *self,
+			    const char *uuid, const char *partition)
+{
+	char xml[256];
+	FILE *f;
+
+	if (define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p", partition))
+		return -1;
+	snprintf(xml, sizeof(xml),
+		 "<hostdev mode='subsystem' type='mdev' model='vfio-pci'><source><address uuid='%s'/></source></hostdev>",
+		 uuid);
+	f = fopen("/tmp/vm1-mdev.xml", "w");
+	if (!f)
+		return -1;
+	fputs(xml, f);
+	fclose(f);
+	return virsh(self->out, sizeof(self->out), "attach-device vm1 /tmp/vm1-mdev.xml --config");
+}
+
+/*
+ * A domain names a partition it needs, which does not exist: the hook
+ * makes it at prepare (the host's hook.conf lets domains partition mtty),
+ * QEMU gets it, and the domain's destroy, removal asked, leaves mtty as it
+ * was.  What the host did not allow, and a partition that is not the
+ * domain's own hostdev, are refused before anything is made.
+ */
+TEST_F_TIMEOUT(libvirt, named_partition_made_at_start_removed_at_destroy, 300)
+{
+	char path[96], want[160], state[64];
+	FILE *f;
+
+	if (access(MTTY_KO, F_OK))
+		SKIP(return, "no %s: samples/vfio-mdev not built for this kernel", MTTY_KO);
+	kt_run("insmod " MTTY_KO " 2>&1", self->out, sizeof(self->out));
+	ASSERT_EQ(0, access("/sys/class/mdev_bus/mtty", F_OK)) TH_LOG("%s", self->out);
+	ASSERT_EQ(0, mtty_instances());
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s", PART_UUID);
+
+	/* Without the host's word, the metadata partitions nothing. */
+	unlink("/etc/kvmai/hook.conf");
+	ASSERT_EQ(0, define_with_mdev(_metadata, self, PART_UUID, PART_ELEMENT(PART_UUID)))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(0, start_dom(_metadata, self, "vm1"));
+	EXPECT_NE(NULL, strstr(self->out, "kvmai: partition: parent mtty is not the domains' to "
+					  "partition")) TH_LOG("%s", self->out);
+	EXPECT_NE(0, access(path, F_OK));
+
+	mkdir("/etc/kvmai", 0755);
+	f = fopen("/etc/kvmai/hook.conf", "w");
+	ASSERT_NE(NULL, f);
+	fputs("[partition]\nparent = mtty\n", f);
+	fclose(f);
+	chmod("/etc/kvmai/hook.conf", 0644);
+
+	if (start_dom(_metadata, self, "vm1"))
+		show_logs(_metadata, "vm1");
+	ASSERT_NE(NULL, strstr(self->out, "Domain 'vm1' started")) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, access(path, F_OK));
+	EXPECT_EQ(1, mtty_instances());
+	EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " partition show mtty"));
+	snprintf(want, sizeof(want), "mdev %s type mtty-2 used: open by pid %d", PART_UUID,
+		 qemu_pid("vm1"));
+	EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no \"%s\" in %s", want, self->out);
+	/* While QEMU holds it, no one removes it. */
+	EXPECT_EQ(1, kt_sh(self->out, sizeof(self->out), KVMAICTL " partition del " PART_UUID));
+
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "destroy vm1")) TH_LOG("%s", self->out);
+	EXPECT_NE(0, access(path, F_OK)) TH_LOG("the mdev outlived its domain");
+	EXPECT_EQ(0, mtty_instances());
+
+	/* A partition that is not one of the domain's hostdevs. */
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "undefine vm1"));
+	ASSERT_EQ(0, define_with_mdev(_metadata, self, PART_UUID,
+				      PART_ELEMENT("11111111-2222-4333-8444-555555555555")))
+		TH_LOG("%s", self->out);
+	EXPECT_NE(0, start_dom(_metadata, self, "vm1"));
+	EXPECT_NE(NULL, strstr(self->out, "is not one of the domain's mdev hostdevs"))
+		TH_LOG("%s", self->out);
+	dom_state("vm1", state, sizeof(state));
+	EXPECT_STREQ("shut off", state);
+	EXPECT_EQ(0, mtty_instances());
+
+	unlink("/etc/kvmai/hook.conf");
+	kt_run("rmmod mtty 2>&1", self->out, sizeof(self->out));
+}
+
 /* The words of the planned guest: two GPUs and two NICs, two nodes, two switches. */
 #define PLANNED_DEVS "gpu0 gpu2 nic0 nic2 vcpus 2 memory 512 firmware bios"
 /* Its boot source: L2's kernel and initramfs, the topo scenario (l2-run's). */

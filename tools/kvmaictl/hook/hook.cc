@@ -20,6 +20,7 @@
 #include "common/escape.h"
 #include "common/sysfs.h"
 #include "hook/metadata.h"
+#include "hook/partitions.h"
 
 namespace kvmai::kvmaictl::hook {
 namespace {
@@ -428,6 +429,22 @@ void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Kv
   }
 }
 
+void release_partitions(const Call& call, std::string_view domain_xml, Kvmai& k,
+                        std::vector<std::string>& warnings) {
+  try {
+    const DomainXml xml = parse_domain_xml(domain_xml);
+    if (std::none_of(xml.kvmai.partitions.begin(), xml.kvmai.partitions.end(),
+                     [](const PartitionSpec& p) { return p.remove.value_or("") == "yes"; })) {
+      return;
+    }
+    const FsReader sys(call.sysfs_root);
+    remove_partitions(plan_partitions(xml, read_host_config(call.config), sys), call.sysfs_root, k,
+                      warnings);
+  } catch (const HookError& e) {
+    warnings.push_back(std::string(e.what()) + ": no partition removed");
+  }
+}
+
 void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Kvmai& k,
                         std::vector<std::string>& warnings) {
   const FsReader sys(call.sysfs_root);
@@ -439,12 +456,28 @@ void start_or_reconnect(const Call& call, Op op, const DomainXml& xml, Kvmai& k,
   if (!xml.kvmai.present) {
     return;  // not a kvm-ai domain
   }
-  // Only a <kvmai:pmu> has settings there.
-  const auto host = [&] { return xml.kvmai.pmu ? read_host_config(call.config) : HostConfig{}; };
+  // Only a <kvmai:pmu> and <kvmai:partition> have settings there.
+  const auto host = [&] {
+    return xml.kvmai.pmu || !xml.kvmai.partitions.empty() ? read_host_config(call.config)
+                                                          : HostConfig{};
+  };
   switch (op) {
-    case Op::prepare:
-      prepare(plan_domain(call.domain, xml, sys, host()), k);
+    case Op::prepare: {
+      const HostConfig config = host();
+      // The partitions first: the groups may name them.
+      const auto parts = plan_partitions(xml, config, sys);
+      const auto before =
+          parts.empty() ? partition::Layout{} : make_partitions(parts, call.sysfs_root, k);
+      try {
+        prepare(plan_domain(call.domain, xml, sys, config), k);
+      } catch (const std::exception&) {
+        if (!parts.empty()) {
+          undo_partitions(parts, before, call.sysfs_root);
+        }
+        throw;
+      }
       break;
+    }
     case Op::started:
       started(call, plan_domain(call.domain, xml, sys, host()), k);
       break;
@@ -513,6 +546,10 @@ int run_qemu_hook(const Call& call, std::string_view domain_xml, std::ostream& e
       // `started` made must go all the same.  A domain that never was
       // kvm-ai's costs a dump and a release that finds nothing.
       stop(call, k);
+      // Partitions go by the XML's word, once libvirt let go of them.
+      if (call.operation == "release") {
+        release_partitions(call, domain_xml, k, warnings);
+      }
     } else {
       start_or_reconnect(call, op, parse_domain_xml(domain_xml), k, warnings);
     }

@@ -20,12 +20,17 @@ bool HostConfig::shares_packages(std::string_view vm) const {
   return std::find(pmu_shared.begin(), pmu_shared.end(), vm) != pmu_shared.end();
 }
 
+bool HostConfig::partitions(std::string_view parent) const {
+  return std::find(partition_parents.begin(), partition_parents.end(), parent) !=
+         partition_parents.end();
+}
+
 HostConfig read_host_config(const std::string& path) {
   const std::string where = printable(path);
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) {
-      return {.path = path, .pmu_shared = {}};
+      return {.path = path, .pmu_shared = {}, .partition_parents = {}};
     }
     throw HookError(where + ": " + std::strerror(errno));
   }
@@ -44,9 +49,10 @@ HostConfig read_host_config(const std::string& path) {
   if (!in) {
     throw HookError(where + ": cannot read it");
   }
-  HostConfig c{.path = path, .pmu_shared = {}};
+  HostConfig c{.path = path, .pmu_shared = {}, .partition_parents = {}};
   po::options_description desc;
-  desc.add_options()("pmu.shared", po::value(&c.pmu_shared)->composing());
+  desc.add_options()("pmu.shared", po::value(&c.pmu_shared)->composing())(
+      "partition.parent", po::value(&c.partition_parents)->composing());
   try {
     po::variables_map vm;
     po::store(po::parse_config_file(in, desc), vm);

@@ -10,7 +10,16 @@
 //   shared = vm1
 //   shared = vm7
 //
-// No file is the defaults: nothing shared.
+//   # Parents whose partitions domains may ask for in their metadata
+//   # (<kvmai:partition>): the hook creates them at prepare, and removes
+//   # them at release when asked.  Their other partitions may be
+//   # destroyed on the way (a VF count changes through 0), so each is a
+//   # host's choice.
+//   [partition]
+//   parent = 0000:17:00.0
+//   parent = mtty
+//
+// No file is the defaults: nothing shared, no parent partitioned.
 #pragma once
 
 #include <string>
@@ -22,10 +31,12 @@ namespace kvmai::kvmaictl::hook {
 inline constexpr std::string_view kHostConfigPath = "/etc/kvmai/hook.conf";
 
 struct HostConfig {
-  std::string path{kHostConfigPath};    // where it was read from, for messages
-  std::vector<std::string> pmu_shared;  // [pmu] shared
+  std::string path{kHostConfigPath};           // where it was read from, for messages
+  std::vector<std::string> pmu_shared;         // [pmu] shared
+  std::vector<std::string> partition_parents;  // [partition] parent
 
   bool shares_packages(std::string_view vm) const;
+  bool partitions(std::string_view parent) const;
 };
 
 // Reads `path`; a file that does not exist gives the defaults.  Throws

@@ -155,12 +155,26 @@ PmuSpec parse_pmu(const pugi::xml_node& e, std::vector<std::string>& problems) {
   return p;
 }
 
+PartitionSpec parse_partition(const pugi::xml_node& e, std::vector<std::string>& problems) {
+  auto a = attributes(e, {"parent", "type", "uuid", "vfs", "vf", "vgpu-type", "remove"}, problems);
+  empty_element(e, problems);
+  return {.parent = take(a, "parent"),
+          .type = take(a, "type"),
+          .uuid = take(a, "uuid"),
+          .vfs = take(a, "vfs"),
+          .vf = take(a, "vf"),
+          .vgpu_type = take(a, "vgpu-type"),
+          .remove = take(a, "remove")};
+}
+
 void parse_vm(const pugi::xml_node& e, Metadata& m) {
   attributes(e, {}, m.problems);
   for (const pugi::xml_node& c : element_children(e, m.problems)) {
     const QName q = qname(c);
     if (ours(q) && q.local == "group") {
       m.groups.push_back(parse_group(c, m.problems));
+    } else if (ours(q) && q.local == "partition") {
+      m.partitions.push_back(parse_partition(c, m.problems));
     } else if (ours(q) && q.local == "pmu") {
       if (m.pmu) {
         m.problems.emplace_back("more than one <kvmai:pmu>");

@@ -93,10 +93,23 @@ struct NumaTune {
   std::map<unsigned, MemoryBinding> memnodes;  // cellid -> <memnode>
 };
 
+// A <kvmai:partition> as written: a partition the domain needs, which the
+// hook makes at prepare if it is not there (hook/partitions.h).
+struct PartitionSpec {
+  std::optional<std::string> parent;     // a PF's address or an mdev parent
+  std::optional<std::string> type;       // an mdev type
+  std::optional<std::string> uuid;       // the mdev's UUID
+  std::optional<std::string> vfs;        // the PF's VF count
+  std::optional<std::string> vf;         // the VF's number
+  std::optional<std::string> vgpu_type;  // the VF's vGPU type
+  std::optional<std::string> remove;     // "yes": removed at release
+};
+
 struct Metadata {
   bool present = false;  // the domain's <metadata> holds kvm-ai's namespace
   std::vector<GroupSpec> groups;
   std::optional<PmuSpec> pmu;
+  std::vector<PartitionSpec> partitions;
   // What the schema would refuse (unknown elements and attributes, a
   // second <kvmai:vm>, ...), in document order.
   std::vector<std::string> problems;

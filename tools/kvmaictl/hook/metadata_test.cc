@@ -71,7 +71,8 @@ TEST(Metadata, ExplicitDevices) {
 
   const FakeSys sys({"0000:11:00.0", "0000:13:00.0"});
   const DomainPlan p =
-      plan_domain("vm1", d, sys.reader(), {.path = "hook.conf", .pmu_shared = {"vm1"}});
+      plan_domain("vm1", d, sys.reader(),
+                  {.path = "hook.conf", .pmu_shared = {"vm1"}, .partition_parents = {}});
   EXPECT_EQ(p.vm, "vm1");
   ASSERT_EQ(p.groups.size(), 1U);
   EXPECT_EQ(p.groups[0].mode, KVMAI_MODE_DIRECT);
