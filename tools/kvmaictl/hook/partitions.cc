@@ -18,21 +18,6 @@ namespace {
 using partition::Layout;
 using partition::Wanted;
 
-bool is_uuid(std::string_view s) {
-  static constexpr std::string_view kShape = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
-  if (s.size() != kShape.size()) {
-    return false;
-  }
-  for (std::size_t i = 0; i < s.size(); i++) {
-    const bool ok =
-        kShape[i] == '-' ? s[i] == '-' : std::isxdigit(static_cast<unsigned char>(s[i])) != 0;
-    if (!ok) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -148,7 +133,7 @@ std::vector<PartitionPlan> plan_partitions(const DomainXml& xml, const HostConfi
       p.mdev = true;
       p.type = spec.type.value_or("");
       p.uuid = lower(spec.uuid.value_or(""));
-      if (!is_uuid(p.uuid)) {
+      if (!partition::is_uuid(p.uuid)) {
         throw HookError("partition: uuid=" + in_quotes(spec.uuid.value_or("")) +
                         " is not a UUID (the mdev's, as its hostdev names it)");
       }

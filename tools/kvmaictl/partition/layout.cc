@@ -124,6 +124,19 @@ const Parent* Layout::find(const std::string& name) const {
   return it == parents.end() ? nullptr : &*it;
 }
 
+bool is_uuid(std::string_view s) {
+  static constexpr std::string_view kShape = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+  if (s.size() != kShape.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < s.size(); i++) {
+    if (kShape[i] == '-' ? s[i] != '-' : std::isxdigit(static_cast<unsigned char>(s[i])) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 std::optional<std::string> parent_name(const std::string& word) {
   if (auto bdf = parse_bdf(word)) {
     return bdf;

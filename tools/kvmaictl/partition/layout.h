@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/sysfs.h"
@@ -60,6 +61,9 @@ struct Layout {
   static Layout read(const TreeReader& sys);
   const Parent* find(const std::string& name) const;
 };
+
+// Whether `s` is a UUID as sysfs names mdevs: 8-4-4-4-12 hex digits.
+bool is_uuid(std::string_view s);
 
 // An mdev parent's or PF's name as the user wrote it: a PCI address in any
 // accepted spelling, or a class/mdev_bus name. nullopt when neither.

@@ -56,6 +56,12 @@ void refuse_if_used(const Users& users, const std::string& device, const std::st
   }
 }
 
+Step mdev_step(Step::Kind kind, const std::string& parent, const std::string& type,
+               const std::string& uuid) {
+  return {
+      .kind = kind, .device = parent, .vf = -1, .value = type, .uuid = uuid, .was = "", .name = ""};
+}
+
 void plan_mdevs(const Parent& p, const std::vector<WantedMdev>& want, const Users& users,
                 const UuidSource& new_uuid, Steps& s) {
   if (!p.mdev_parent()) {
@@ -116,22 +122,10 @@ void plan_mdevs(const Parent& p, const std::vector<WantedMdev>& want, const User
     }
     refuse_if_used(users, e.uuid, fmt::format("mdev {} ({})", e.uuid, e.type),
                    fmt::format("{}: cannot remove an mdev", p.name));
-    s.removes.push_back({.kind = Step::Kind::remove_mdev,
-                         .device = p.name,
-                         .vf = -1,
-                         .value = e.type,
-                         .uuid = e.uuid,
-                         .was = "",
-                         .name = ""});
+    s.removes.push_back(mdev_step(Step::Kind::remove_mdev, p.name, e.type, e.uuid));
   }
   for (const auto& m : create) {
-    s.creates.push_back({.kind = Step::Kind::create_mdev,
-                         .device = p.name,
-                         .vf = -1,
-                         .value = m.type,
-                         .uuid = m.uuid,
-                         .was = "",
-                         .name = ""});
+    s.creates.push_back(mdev_step(Step::Kind::create_mdev, p.name, m.type, m.uuid));
   }
 }
 

@@ -46,12 +46,7 @@ class Reader {
     auto u = text(n, key);
     std::transform(u.begin(), u.end(), u.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    static constexpr std::string_view kShape = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
-    bool ok = u.size() == kShape.size();
-    for (std::size_t i = 0; ok && i < u.size(); i++) {
-      ok = kShape[i] == '-' ? u[i] == '-' : std::isxdigit(static_cast<unsigned char>(u[i])) != 0;
-    }
-    if (!ok) {
+    if (!is_uuid(u)) {
       fail(key, fmt::format("\"{}\" is not a UUID", printable(u)));
     }
     return u;

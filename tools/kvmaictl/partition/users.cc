@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <cctype>
 
+#include "partition/layout.h"
+
 namespace kvmai::kvmaictl::partition {
 namespace {
 
 // Where sysfs has a device: PCI functions under bus/pci, mdevs under
 // bus/mdev.
 std::string device_dir(const std::string& device) {
-  return (device.size() == 36 ? "bus/mdev/devices/" : "bus/pci/devices/") + device;
+  return (is_uuid(device) ? "bus/mdev/devices/" : "bus/pci/devices/") + device;
 }
 
 bool all_digits(const std::string& s) {
