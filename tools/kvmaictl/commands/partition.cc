@@ -108,7 +108,9 @@ Layout read_layout(const TreeReader& sys, const Context& ctx) {
 
 // Who uses what: VFIO users from procfs, members of enabled P2P groups from
 // the kvmai module when it is loaded. A recorded tree has neither.
-Users read_users(const Layout& l, const TreeReader& sys, Context& ctx) {
+// `strict`: for a change, which must know every user. `show` only warns
+// when the groups cannot be listed (an unprivileged caller).
+Users read_users(const Layout& l, const TreeReader& sys, Context& ctx, bool strict) {
   Users users;
   if (ctx.opts.sysfs_root != kSysfsRoot) {
     return users;
@@ -120,16 +122,26 @@ Users read_users(const Layout& l, const TreeReader& sys, Context& ctx) {
   }
   const auto proc = open_procfs(ctx.opts);
   partition::add_vfio_users(users, devices, sys, *proc);
-  if (sys.exists("module/kvmai")) {
+  if (!sys.exists("module/kvmai")) {
+    return users;
+  }
+  std::vector<Group> groups;
+  try {
+    groups = ctx.kvmai().groups();
+  } catch (const OpError& e) {
     // A destructive change must know the groups: a failure to list them
-    // stops it (OpError), never lets it through.
-    for (const Group& g : ctx.kvmai().groups()) {
-      if (g.state != KVMAI_STATE_ENABLED) {
-        continue;
-      }
-      for (const auto& addr : g.member_addrs()) {
-        users.add(addr, "in enabled P2P group " + printable(g.name.value_or("?")));
-      }
+    // stops it, never lets it through.
+    if (strict) {
+      throw;
+    }
+    ctx.warn(std::string("cannot list kvmai groups, showing no group as a user: ") + e.what());
+  }
+  for (const Group& g : groups) {
+    if (g.state != KVMAI_STATE_ENABLED) {
+      continue;
+    }
+    for (const auto& addr : g.member_addrs()) {
+      users.add(addr, "in enabled P2P group " + printable(g.name.value_or("?")));
     }
   }
   return users;
@@ -244,7 +256,7 @@ void print_plan(const partition::Plan& plan, Context& ctx) {
 void change(const std::vector<Wanted>& wanted, bool dry_run, Context& ctx) {
   const auto sys = open_sysfs(ctx.opts);
   const Layout before = read_layout(*sys, ctx);
-  const Users users = read_users(before, *sys, ctx);
+  const Users users = read_users(before, *sys, ctx, true);
   partition::Plan plan;
   try {
     plan = partition::plan(before, wanted, users, new_uuid);
@@ -299,7 +311,7 @@ void partition_show(const Words& words, Context& ctx) {
   const auto sys = open_sysfs(ctx.opts);
   const Layout l = read_layout(*sys, ctx);
   const std::string only = words.operands().empty() ? "" : parent_of(words.operand(0));
-  print_layout(l, read_users(l, *sys, ctx), only, ctx);
+  print_layout(l, read_users(l, *sys, ctx, false), only, ctx);
 }
 
 void partition_set(const Words& words, Context& ctx) {

@@ -139,6 +139,12 @@ void plan_sriov(const Parent& p, const Wanted& w, const Users& users, Steps& s) 
         fmt::format("{}: {} VFs wanted, the device has at most {}", p.name, target, *p.total_vfs));
   }
   const auto index = [](int i) { return static_cast<std::size_t>(i); };
+  for (std::size_t i = index(target); i < w.vgpu_types.size(); i++) {
+    if (!w.vgpu_types[i].empty()) {
+      throw Refusal(fmt::format("{}: has no VF {} (it {} {} VFs)", p.name, i,
+                                w.vfs ? "would have" : "has", target));
+    }
+  }
   const bool recreate = target != p.num_vfs || static_cast<int>(p.vfs.size()) != p.num_vfs;
   const auto step = [&](Step::Kind k, int vf, std::string value, std::string was) {
     std::string name = k == Step::Kind::set_vgpu_type ? vgpu_name(p, value) : "";
