@@ -885,6 +885,74 @@ TEST_F_TIMEOUT(libvirt, named_partition_made_at_start_removed_at_destroy, 300)
 	kt_run("rmmod mtty 2>&1", self->out, sizeof(self->out));
 }
 
+static long pf_long(const char *pf, const char *attr)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", pf, attr);
+	return kt_sysfs_read_long(path);
+}
+
+/*
+ * A domain names VF 1 of nic3 (QEMU's 82576), which has no VFs: the hook
+ * gives nic3 two VFs at prepare, VF 1 on vfio-pci at the address the
+ * domain's hostdev names (the PF's routing ID plus its SR-IOV offset and
+ * stride), QEMU gets it, and the destroy, removal asked, leaves nic3
+ * without VFs again.
+ */
+TEST_F_TIMEOUT(libvirt, named_vf_made_at_start_removed_at_destroy, 300)
+{
+	const char *pf = kt_dev_bdf("nic3");
+	unsigned int dom, bus, dev, fn, rid;
+	char meta[160], xml[320], vf[16], want[128];
+	long offset, stride;
+	FILE *f;
+
+	test_cmd_pci_bind(pf, "igb");
+	ASSERT_EQ(0, pf_long(pf, "sriov_numvfs"));
+	ASSERT_EQ(1, pf_long(pf, "sriov_drivers_autoprobe"));
+	offset = pf_long(pf, "sriov_offset");
+	stride = pf_long(pf, "sriov_stride");
+	ASSERT_LT(0, offset);
+	ASSERT_EQ(4, sscanf(pf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn));
+	rid = (bus << 8 | dev << 3 | fn) + offset + stride;
+	snprintf(vf, sizeof(vf), "%04x:%02x:%02x.%x", dom, rid >> 8, (rid >> 3) & 0x1f, rid & 7);
+
+	mkdir("/etc/kvmai", 0755);
+	f = fopen("/etc/kvmai/hook.conf", "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, "[partition]\nparent = %s\n", pf);
+	fclose(f);
+	chmod("/etc/kvmai/hook.conf", 0644);
+
+	snprintf(meta, sizeof(meta),
+		 "<kvmai:partition parent=\"%s\" vfs=\"2\" vf=\"1\" remove=\"yes\"/>", pf);
+	ASSERT_EQ(0, define_planned(_metadata, self, "vm1", "gpu0 nic0", "vm1-p2p", meta));
+	snprintf(xml, sizeof(xml),
+		 "<hostdev mode='subsystem' type='pci' managed='no'><source><address domain='0x%04x' bus='0x%02x' slot='0x%02x' function='0x%x'/></source></hostdev>",
+		 dom, rid >> 8, (rid >> 3) & 0x1f, rid & 7);
+	f = fopen("/tmp/vm1-vf.xml", "w");
+	ASSERT_NE(NULL, f);
+	fputs(xml, f);
+	fclose(f);
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "attach-device vm1 /tmp/vm1-vf.xml --config"))
+		TH_LOG("%s", self->out);
+
+	if (start_dom(_metadata, self, "vm1"))
+		show_logs(_metadata, "vm1");
+	ASSERT_NE(NULL, strstr(self->out, "Domain 'vm1' started")) TH_LOG("%s", self->out);
+	EXPECT_EQ(2, pf_long(pf, "sriov_numvfs"));
+	EXPECT_EQ(0, kt_sh(self->out, sizeof(self->out), KVMAICTL " partition show %s", pf));
+	snprintf(want, sizeof(want), "vf 1   %s  driver vfio-pci used: open by pid %d", vf,
+		 qemu_pid("vm1"));
+	EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no \"%s\" in %s", want, self->out);
+
+	ASSERT_EQ(0, virsh(self->out, sizeof(self->out), "destroy vm1")) TH_LOG("%s", self->out);
+	EXPECT_EQ(0, pf_long(pf, "sriov_numvfs")) TH_LOG("the VFs outlived the domain");
+	EXPECT_EQ(1, pf_long(pf, "sriov_drivers_autoprobe"));
+	unlink("/etc/kvmai/hook.conf");
+}
+
 /* The words of the planned guest: two GPUs and two NICs, two nodes, two switches. */
 #define PLANNED_DEVS "gpu0 gpu2 nic0 nic2 vcpus 2 memory 512 firmware bios"
 /* Its boot source: L2's kernel and initramfs, the topo scenario (l2-run's). */

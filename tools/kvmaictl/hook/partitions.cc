@@ -267,6 +267,9 @@ void remove_partitions(const std::vector<PartitionPlan>& plans, const std::strin
       // while another VF is in use, they stay.
       w.vfs = 0;
       w.drivers.clear();
+      // And host drivers probe VFs again, as the kernel has it: prepare
+      // turned that off for the VFs it made.
+      w.autoprobe = true;
     }
     try {
       change({w}, sysfs_root, users);

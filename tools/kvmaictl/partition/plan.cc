@@ -163,7 +163,11 @@ void plan_sriov(const Parent& p, const Wanted& w, const Users& users, Steps& s) 
           users, vf.bdf, fmt::format("VF {} {}", vf.index, vf.bdf),
           fmt::format("{}: cannot change the VF count from {} to {}", p.name, p.num_vfs, target));
     }
-    if (autoprobe_was) {
+    // New VFs must reach no host driver before they are bound: autoprobe
+    // off first, and left off unless asked. Without new VFs it is left as
+    // it is, unless asked.
+    const bool off_first = target > 0 && autoprobe_was;
+    if (off_first) {
       step(Step::Kind::set_autoprobe, -1, "0", "1");
     }
     if (p.num_vfs > 0) {
@@ -182,8 +186,9 @@ void plan_sriov(const Parent& p, const Wanted& w, const Users& users, Steps& s) 
         step(Step::Kind::set_vgpu_type, i, vgpu_id(p, w.vgpu_types[index(i)]), "0");
       }
     }
-    if (w.autoprobe.value_or(false)) {
-      step(Step::Kind::set_autoprobe, -1, "1", "0");
+    const bool now = off_first ? false : autoprobe_was;
+    if (const bool last = w.autoprobe.value_or(target > 0 ? false : autoprobe_was); last != now) {
+      step(Step::Kind::set_autoprobe, -1, last ? "1" : "0", now ? "1" : "0");
     }
     return;
   }

@@ -140,6 +140,15 @@ TEST(PartitionPlan, MatchesGoldens) {
        {{igb(4)}},
        igb_key + "vfs = 0\n",
        used("0000:05:10.0", "in enabled P2P group g0")},
+      {"igb 2 -> 0: no new VF, autoprobe left as it is", {{igb(2)}}, igb_key + "vfs = 0\n", {}},
+      {"igb 2 -> 0, autoprobe back on",
+       {{[] {
+         auto p = igb(2);
+         p.autoprobe = false;
+         return p;
+       }()}},
+       igb_key + "vfs = 0\nautoprobe = true\n",
+       {}},
       {"igb: more VFs than TotalVFs", {{igb(0)}}, igb_key + "vfs = 8\n", {}},
       {"igb: autoprobe kept on when asked",
        {{igb(0)}},
