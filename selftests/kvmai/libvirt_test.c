@@ -904,7 +904,7 @@ TEST_F_TIMEOUT(libvirt, named_vf_made_at_start_removed_at_destroy, 300)
 {
 	const char *pf = kt_dev_bdf("nic3");
 	unsigned int dom, bus, dev, fn, rid;
-	char meta[160], xml[320], vf[16], want[128];
+	char meta[160], xml[320], vf[32], want[128];
 	long offset, stride;
 	FILE *f;
 
@@ -916,7 +916,8 @@ TEST_F_TIMEOUT(libvirt, named_vf_made_at_start_removed_at_destroy, 300)
 	ASSERT_LT(0, offset);
 	ASSERT_EQ(4, sscanf(pf, "%x:%x:%x.%x", &dom, &bus, &dev, &fn));
 	rid = (bus << 8 | dev << 3 | fn) + offset + stride;
-	snprintf(vf, sizeof(vf), "%04x:%02x:%02x.%x", dom, rid >> 8, (rid >> 3) & 0x1f, rid & 7);
+	snprintf(vf, sizeof(vf), "%04x:%02x:%02x.%x", dom & 0xffff, (rid >> 8) & 0xff,
+		 (rid >> 3) & 0x1f, rid & 7);
 
 	mkdir("/etc/kvmai", 0755);
 	f = fopen("/etc/kvmai/hook.conf", "w");
