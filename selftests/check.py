@@ -162,10 +162,33 @@ KTAP_RE = re.compile(r"^(not ok|ok) \d+ (\S+)(.*)$")
 KERNEL_SKIP_RE = re.compile(r"# SKIP (kernel|KVM) ")
 
 
+# Why a case failed, from the '# ' lines it printed: first the harness's
+# failed assertion (file.c:LINE:case:...), else the first kernel report
+# kernel-health quotes (its own pattern).
+WHY_RES = (re.compile(r"^#\s+(\S+\.c:\d+:.*)$"),
+           re.compile(r"^#\s+(.*(WARNING:|BUG:|possible (circular|recursive) locking|"
+                      r"inconsistent lock state|suspicious RCU usage|"
+                      r"sleeping function called|general protection fault|Oops).*)$"))
+
+
+def failure_why(notes):
+    """One line saying why a case failed: the summary is the only part of
+    a long run's output sure to be read, so it carries the reason too."""
+    for why_re in WHY_RES:
+        for note in notes:
+            m = why_re.match(note)
+            if m:
+                return m.group(1).strip()[:200]
+    return ""
+
+
 def parse_selftests(tally, stage, text):
     """Count kselftest cases from the framed KTAP the guest printed."""
     current, seen, exited = None, set(), {}
+    notes = []
     for line in text.splitlines():
+        if line.startswith("#"):
+            notes.append(line)
         if line.startswith("# kvmai-retry: "):
             tally.retries.append(f"{stage}: {line.split(': ', 1)[1].strip()}")
             continue
@@ -181,6 +204,7 @@ def parse_selftests(tally, stage, text):
         m = KTAP_RE.match(line)
         if m and current:
             verdict, case, rest = m.groups()
+            notes, why = [], failure_why(notes)
             name = f"{current}: {case}"
             if stage in TABLE.boots and KERNEL_SKIP_RE.search(rest):
                 tally.kernel_skips.setdefault(name, []).append(stage)
@@ -189,7 +213,7 @@ def parse_selftests(tally, stage, text):
             elif verdict == "ok" or "# XFAIL" in rest:
                 tally.add(stage, name, "pass")
             else:
-                tally.add(stage, name, "fail")
+                tally.add(stage, name, "fail", why)
     for name in sorted(seen):
         if name not in exited:
             tally.add(stage, name, "fail", "did not finish (crash or hang: see console log)")

@@ -5,7 +5,8 @@ check.py's host stage counts them as it counts the C tests.
 
 These decide whether check.py boots the emulated host once more (the
 emulator failed) or counts the run as it is (the guest failed), so a wrong
-verdict either hides a guest's crash or fails CI on TCG's."""
+verdict either hides a guest's crash or fails CI on TCG's.  Last, the
+reasons check.py's summary gives for failed cases."""
 
 import importlib.util
 import sys
@@ -19,6 +20,10 @@ SRC = next(d / "selftests/vmhost/vmhost.py" for d in Path(__file__).resolve().pa
 spec = importlib.util.spec_from_file_location("vmhost", SRC)
 vmhost = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(vmhost)
+# check.py beside it, for the reasons its summary gives.
+spec = importlib.util.spec_from_file_location("check", SRC.parent.parent / "check.py")
+check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check)
 
 # The last console lines of an emulated host that reset while its L2
 # guest booted: the last thing its kernel said was about L2.
@@ -123,8 +128,51 @@ class EmulatorFailure(unittest.TestCase):
         self.assertIsNone(vmhost.emulator_failure(1, ""))
 
 
+# A harness case that failed an assertion, then logged more, beside one
+# that passed; then kernel-health's report of a warning.
+FAILED_RUN = """\
+# kvmai-selftest: nested_uncore_test
+TAP version 13
+#  RUN           l2unc.reads ...
+# no reads (the same loop): 1200 exits in 2.00 s
+# nested_uncore_test.c:487:reads:Expected att_per_read (0.700000) < 0.01 (0.01)
+# reads: Test terminated by assertion
+#          FAIL  l2unc.reads
+not ok 1 l2unc.reads
+ok 2 l2unc.revoke
+# kvmai-selftest-exit: nested_uncore_test 1
+# kvmai-selftest: kernel_health
+# [  312.5] WARNING: CPU: 1 PID: 455 at arch/x86/kvm/svm/svm.c:1234 svm_vcpu_run+0x1
+# first report in full:
+not ok 1 kernel_health.no_warnings_or_lock_reports
+# kvmai-selftest-exit: kernel_health 1
+"""
+
+
+class Summary(unittest.TestCase):
+    """check.py's closing FAIL lines carry each failure's reason: a CI log
+    may show only its end."""
+
+    def failures(self):
+        tally = check.Tally()
+        check.parse_selftests(tally, "nested-pmu", FAILED_RUN)
+        return tally
+
+    def test_failed_assertion_is_the_reason(self):
+        self.assertIn("nested-pmu: nested_uncore_test: l2unc.reads: nested_uncore_test.c:487:"
+                      "reads:Expected att_per_read", self.failures().failures[0])
+
+    def test_kernel_report_is_the_reason(self):
+        self.assertIn("kernel_health.no_warnings_or_lock_reports: [  312.5] WARNING: CPU: 1",
+                      self.failures().failures[1])
+
+    def test_passed_case_gives_no_reason(self):
+        tally = self.failures()
+        self.assertEqual((1, 2), (tally.passed, tally.failed))
+
+
 def main():
-    tests = [t for case in (EmulatorFailure, Silence, StuckInL2)
+    tests = [t for case in (EmulatorFailure, Silence, StuckInL2, Summary)
              for t in unittest.defaultTestLoader.loadTestsFromTestCase(case)]
     print("TAP version 13")
     print(f"1..{len(tests)}")
