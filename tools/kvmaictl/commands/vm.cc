@@ -177,6 +177,7 @@ void vm_plan(const Words& words, Context& ctx) {
   for (const auto& d : p.devices) {
     devices.push_back({{"name", d.name},
                        {"host_bdf", d.host_bdf},
+                       {"mdev", d.mdev.empty() ? Json() : Json(d.mdev)},
                        {"bus", d.bus},
                        {"slot", d.slot},
                        {"function", d.function},

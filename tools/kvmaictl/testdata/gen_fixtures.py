@@ -354,6 +354,8 @@ def emit(host, out):
             write(os.path.join(t, "name"), name + "\n")
             write(os.path.join(t, "available_instances"), "%d\n" % avail)
             write(os.path.join(t, "device_api"), api + "\n")
+        if kw.get("mdev_types"):
+            symlink(p, os.path.join(sysd, "class/mdev_bus", d.bdf))
         if kw.get("vgpu"):
             current, types, header = kw["vgpu"]
             write(os.path.join(p, "nvidia/current_vgpu_type"), "%d\n" % current)
@@ -375,6 +377,21 @@ def emit(host, out):
             symlink(p, os.path.join(gdir, "devices", d.bdf))
             symlink(gdir, os.path.join(p, "iommu_group"))
         symlink(p, os.path.join(sysd, "bus/pci/devices", d.bdf))
+        # Instances, as the mdev core lays them out: below the parent, on
+        # the mdev bus, bound to the vendor's mdev driver, each in an IOMMU
+        # group of its own (vfio_register_emulated_iommu_dev()).
+        for tid, uuid, drv in kw.get("mdevs", []):
+            m = os.path.join(p, uuid)
+            symlink(os.path.join(p, "mdev_supported_types", tid), os.path.join(m, "mdev_type"))
+            symlink(m, os.path.join(p, "mdev_supported_types", tid, "devices", uuid))
+            symlink(os.path.join(sysd, "bus/mdev/drivers", drv), os.path.join(m, "driver"))
+            write(os.path.join(sysd, "bus/mdev/drivers", drv, "uevent"), "")
+            symlink(m, os.path.join(sysd, "bus/mdev/devices", uuid))
+            if host.iommu:
+                gdir = os.path.join(sysd, "kernel/iommu_groups", str(group))
+                group += 1
+                symlink(m, os.path.join(gdir, "devices", uuid))
+                symlink(gdir, os.path.join(m, "iommu_group"))
     for drv in sorted(drivers):
         write(os.path.join(sysd, "bus/pci/drivers", drv, "bind"), "")
     for name, cap, ecap in host.iommu_units:
@@ -618,6 +635,10 @@ def flat():
     return h
 
 
+# The mdev the second GPU of multifunction holds (a T4-4Q vGPU).
+MDEV_UUID = "6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d10"
+
+
 def multifunction():
     """A switch with a dual-port NIC (two functions of one device, one
     with SR-IOV VFs enabled, one VF bound to vfio-pci; each VF's BAR 0 a
@@ -632,7 +653,8 @@ def multifunction():
     vgpu = [("nvidia-222", "GRID T4-4Q", 4, "vfio-pci"), ("nvidia-223", "GRID T4-8Q", 2, "vfio-pci")]
     rp, usp, eps, _ = switch(r, 0x01, 0x3B, ACS_KERNEL_DEFAULT,
                              [gpu(multifunction=True, group=40, driver="vfio-pci"),
-                              gpu(mdev_types=vgpu)])
+                              gpu(mdev_types=vgpu, mdevs=[
+                                  ("nvidia-222", MDEV_UUID, "nvidia-vgpu-vfio")])])
     gpu0 = eps[0]
     # gpu0 and its audio function are bound to vfio-pci, as for a VM.
     gpu0.parent.add(0x00, 1, NVIDIA, 0x22A6, 0x040300, driver="vfio-pci", group=40)

@@ -222,11 +222,23 @@ void hostdevs(const xml::Element& devices, const VmPlan& plan,
                                "so the devices could not reach each other"));
   for (const auto& d : plan.devices) {
     const xml::Element h = devices.child("hostdev");
-    h.attr("mode", "subsystem").attr("type", "pci").attr("managed", "no");
+    // A mediated device by its UUID: libvirt opens it through VFIO
+    // (model vfio-pci) and neither binds nor creates it.
+    h.attr("mode", "subsystem").attr("type", d.mdev.empty() ? "pci" : "mdev");
+    if (d.mdev.empty()) {
+      h.attr("managed", "no");
+    } else {
+      h.attr("model", "vfio-pci");
+    }
     h.comment(comment_text(d.name + ": guest " + d.guest_bdf + ", guest node " +
-                           std::to_string(d.guest_node)));
-    h.child("driver").attr("name", "vfio");
-    host_address(h.child("source"), d.host_bdf);
+                           std::to_string(d.guest_node) +
+                           (d.mdev.empty() ? "" : ", on " + d.host_bdf + "'s path")));
+    if (d.mdev.empty()) {
+      h.child("driver").attr("name", "vfio");
+      host_address(h.child("source"), d.host_bdf);
+    } else {
+      h.child("source").child("address").attr("uuid", d.mdev);
+    }
     h.child("alias").attr("name", libvirt_alias(d));
     pci_address(h, index.at(d.bus), d.slot, d.function, d.multifunction);
   }

@@ -97,6 +97,10 @@ const std::vector<Case> kCases{
                           "nic6",      "nic7",      "nic8",  "nic9", "nvswitch0", "nvswitch1",
                           "nvswitch2", "nvswitch3", "vcpus", "16",   "memory",    "65536"}},
     {"multifunction", "multifunction", {"gpu0", "3d:00.1"}},
+    // With the vGPU mdev of the switch's second GPU.
+    {"multifunction-mdev",
+     "multifunction",
+     {"gpu0", "3d:00.1", "6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d10"}},
 };
 
 std::string run_plan(const Case& c, const Args& extra, bool json = false) {
@@ -238,24 +242,29 @@ TEST_P(LibvirtPlan, MirrorsThePlan) {
 
   const auto hostdevs = kids(devices, "hostdev");
   ASSERT_EQ(hostdevs.size(), plan["devices"].size());
-  std::map<std::string, std::string> alias_of;  // host BDF -> alias
+  std::map<std::string, std::string> alias_of;  // host BDF (mdev UUID) -> alias
   for (const auto& d : plan["devices"]) {
-    const std::string bdf = d["host_bdf"];
+    // A PCI function by its host address, an mdev by its UUID.
+    const bool mdev = !d["mdev"].is_null();
+    const std::string bdf = mdev ? d["mdev"] : d["host_bdf"];
     const xmlNode* h = nullptr;
     for (const xmlNode* cand : hostdevs) {
       const xmlNode* src = kid(kid(cand, "source"), "address");
       const auto field = [&](const char* name, int digits) {
         return to_hex(static_cast<std::uint64_t>(num(attr(src, name))), digits).substr(2);
       };
-      if (bdf == field("domain", 4) + ":" + field("bus", 2) + ":" + field("slot", 2) + "." +
-                     field("function", 1)) {
+      if (mdev ? attr(src, "uuid") == bdf
+               : attr(src, "uuid").empty() && bdf == field("domain", 4) + ":" + field("bus", 2) +
+                                                         ":" + field("slot", 2) + "." +
+                                                         field("function", 1)) {
         h = cand;
       }
     }
     ASSERT_NE(h, nullptr) << bdf;
     EXPECT_EQ(attr(h, "mode"), "subsystem");
-    EXPECT_EQ(attr(h, "type"), "pci");
-    EXPECT_EQ(attr(h, "managed"), "no");
+    EXPECT_EQ(attr(h, "type"), mdev ? "mdev" : "pci");
+    EXPECT_EQ(attr(h, "managed"), mdev ? "" : "no");
+    EXPECT_EQ(attr(h, "model"), mdev ? "vfio-pci" : "");
     const xmlNode* a = kid(h, "address");
     ASSERT_NE(a, nullptr) << bdf;
     EXPECT_EQ(attr(a, "type"), "pci");
@@ -322,8 +331,11 @@ TEST_P(LibvirtPlan, MirrorsThePlan) {
   EXPECT_EQ(attr(entry, "name"), "opt/ovmf/X-PciMmio64Mb");
   EXPECT_EQ(std::stoull(content(entry)), plan["mmio64"]["size"].get<std::uint64_t>() >> 20U);
   EXPECT_EQ(kid(domain, "memoryBacking"), nullptr);
+  // VFIO for PCI hostdevs; an mdev's is its model, vfio-pci (above).
   for (const xmlNode* h : hostdevs) {
-    EXPECT_EQ(attr(kid(h, "driver"), "name"), "vfio");
+    if (attr(h, "type") == "pci") {
+      EXPECT_EQ(attr(kid(h, "driver"), "name"), "vfio");
+    }
   }
 
   // The plan's notes, as comments.
@@ -413,6 +425,7 @@ VmPlan two_node_plan() {
   };
   p.devices = {{.name = "gpu0",
                 .host_bdf = "0000:01:00.0",
+                .mdev = "",
                 .bus = "rp0",
                 .slot = 0,
                 .function = 0,
@@ -422,6 +435,7 @@ VmPlan two_node_plan() {
                 .clique = std::nullopt},
                {.name = "gpu1",
                 .host_bdf = "0000:81:00.0",
+                .mdev = "",
                 .bus = "rp1",
                 .slot = 0,
                 .function = 0,

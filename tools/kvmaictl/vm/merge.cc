@@ -82,11 +82,14 @@ void check_machine(const xml_node& domain) {
 void check_devices(const xml_node& domain, const VmPlan& plan, const xml_node& planned) {
   const xml_node devices = domain.child("devices");
   for (const xml_node& h : children(devices, "hostdev")) {
-    const std::string bdf = source_bdf(h);
+    // A PCI hostdev by its address, an mdev one by its UUID.
+    const bool mdev = std::string_view(h.attribute("type").value()) == "mdev";
+    const std::string source =
+        mdev ? h.child("source").child("address").attribute("uuid").value() : source_bdf(h);
     for (const auto& d : plan.devices) {
-      if (d.host_bdf == bdf) {
-        refuse(domain,
-               "assigns " + bdf + " already (a <hostdev>), which the plan assigns as " + d.name);
+      if (mdev ? d.mdev == source : d.mdev.empty() && d.host_bdf == source) {
+        refuse(domain, "assigns " + printable(source) +
+                           " already (a <hostdev>), which the plan assigns as " + d.name);
       }
     }
   }
@@ -98,11 +101,11 @@ void check_devices(const xml_node& domain, const VmPlan& plan, const xml_node& p
   for (const pugi::xpath_node& a : planned.select_nodes("devices/*/alias")) {
     const std::string name = a.node().attribute("name").value();
     if (aliases.contains(name)) {
-      const xml_node comment = a.parent().find_child(
-          [](const xml_node& n) { return n.type() == pugi::node_comment; });
+      const xml_node comment =
+          a.parent().find_child([](const xml_node& n) { return n.type() == pugi::node_comment; });
       const std::string what = comment.empty() ? "" : comment.value();
-      refuse(domain, "has an alias " + name + " already, the plan's for" +
-                         what.substr(0, what.find(':')));
+      refuse(domain,
+             "has an alias " + name + " already, the plan's for" + what.substr(0, what.find(':')));
     }
   }
   for (const xml_node& i : children(devices, "iommu")) {

@@ -250,6 +250,42 @@ TEST(Merge, ClashesAreRefusedByName) {
   }
 }
 
+// A domain holding the planned mdev already (a <hostdev type='mdev'>) is
+// refused by its UUID; one holding another mdev, or its parent's address
+// for a PCI hostdev, is not that device.
+TEST(Merge, MdevAssignedAlreadyIsRefusedByUuid) {
+  const std::string uuid = "6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d10";
+  const auto hostdev = [](const std::string& source) {
+    return "<hostdev mode='subsystem' type='mdev' model='vfio-pci'><source><address uuid='" +
+           source + "'/></source></hostdev><memballoon";
+  };
+  const Args words{uuid, "format", "libvirt", "merge"};
+  const auto merge = [&](const Domain& dom) {
+    Args a = words;
+    a.push_back(dom.path());
+    return plan(a, testdata("multifunction"));
+  };
+  const Domain same([&](std::string& s) { replace_once(s, "<memballoon", hostdev(uuid)); });
+  auto r = merge(same);
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("domain 'train1' assigns " + uuid +
+                               " already (a <hostdev>), which the plan assigns as " + uuid));
+  const Domain other([&](std::string& s) {
+    replace_once(s, "<memballoon", hostdev("6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d11"));
+  });
+  r = merge(other);
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("<address uuid=\"" + uuid + "\""));
+  const Domain parent([&](std::string& s) {
+    replace_once(s, "<memballoon",
+                 "<hostdev mode='subsystem' type='pci' managed='no'><source><address "
+                 "domain='0x0000' bus='0x3e' slot='0x00' function='0x0'/></source>"
+                 "</hostdev><memballoon");
+  });
+  r = merge(parent);
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+}
+
 TEST(Merge, MoreBusesThanFitBelowTheFirstExpanderAreRefused) {
   const auto j = nlohmann::json::parse(plan(Args{"-j"} + hgx_gpus(2)).out);
   int first = 256;

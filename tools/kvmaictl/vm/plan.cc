@@ -5,10 +5,12 @@
 #include <bit>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "cli/errors.h"
 #include "cli/print.h"
 #include "common/names.h"
+#include "partition/layout.h"
 #include "vm/platform.h"
 
 namespace kvmai::kvmaictl {
@@ -21,15 +23,51 @@ constexpr int kBusNrStride = 0x20;
 constexpr int kMaxExpanders = 7;
 constexpr unsigned kNvidiaVendor = 0x10de;
 
-const PciDevice& resolve(const Topology& topo, const std::string& word) {
+// A device the request names: a PCI function, or a mediated device of a
+// PCI parent (then `dev` is the parent).
+struct Pick {
+  const PciDevice* dev = nullptr;
+  std::string mdev;  // UUID, "" for a PCI function
+  std::string word;  // as the request named it
+};
+
+// The mdev core puts a mediated device below its parent's device
+// (bus/mdev/devices/UUID -> devices/.../PARENT/UUID) and binds it to the
+// parent driver's mdev driver, which registers it with VFIO.
+Pick resolve_mdev(const Topology& topo, const TreeReader& sys, const std::string& uuid) {
+  const std::string rel = "bus/mdev/devices/" + uuid;
+  const auto path = sys.resolve(rel);
+  if (!path) {
+    throw OpError("no mediated device " + uuid + " (bus/mdev/devices)");
+  }
+  const auto slash = path->rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path->substr(0, slash);
+  const std::string parent = dir.substr(dir.rfind('/') + 1);
+  const PciDevice* d = topo.tree().find(parent);
+  if (d == nullptr) {
+    throw OpError("mdev " + uuid + ": its parent " + parent +
+                  " is not a PCI device, so it has no host path for the guest to mirror");
+  }
+  if (!link_name(sys, rel + "/driver")) {
+    throw OpError("mdev " + uuid + " (parent " + d->bdf +
+                  ") is bound to no driver: its parent's vendor driver must bind it to VFIO");
+  }
+  return {.dev = d, .mdev = uuid, .word = uuid};
+}
+
+Pick resolve(const Topology& topo, const TreeReader& sys, const std::string& word) {
   if (const Named* n = topo.named(word)) {
-    return *n->dev;
+    return {.dev = n->dev, .mdev = "", .word = word};
+  }
+  if (partition::is_uuid(word)) {
+    return resolve_mdev(topo, sys, word);
   }
   const std::string bdf = word.size() == 7 ? "0000:" + word : word;
   if (const PciDevice* d = topo.tree().find(bdf)) {
-    return *d;
+    return {.dev = d, .mdev = "", .word = word};
   }
-  throw OpError("no device \"" + word + "\" (gpuN, nicN, nvswitchN or a PCI address)");
+  throw OpError("no device \"" + word +
+                "\" (gpuN, nicN, nvswitchN, a PCI address or an mdev's UUID)");
 }
 
 // The QEMU device standing for a host port of each role.
@@ -106,8 +144,9 @@ void address(VmPlan& plan) {
       throw OpError(std::to_string(devs.size()) + " devices below one port (" + devs[0]->host_bdf +
                     "...), more than the 8 functions of one guest slot");
     }
-    std::sort(devs.begin(), devs.end(),
-              [](const GuestDevice* a, const GuestDevice* b) { return a->host_bdf < b->host_bdf; });
+    std::sort(devs.begin(), devs.end(), [](const GuestDevice* a, const GuestDevice* b) {
+      return std::tie(a->host_bdf, a->mdev) < std::tie(b->host_bdf, b->mdev);
+    });
     const int slot = next_slot[bus]++;
     for (std::size_t f = 0; f < devs.size(); ++f) {
       devs[f]->slot = slot;
@@ -237,22 +276,30 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
   if (req.devices.empty()) {
     throw UsageError("no devices to plan for");
   }
-  std::vector<const PciDevice*> devs;
+  std::vector<Pick> picks;
+  std::vector<const PciDevice*> devs;  // the PCI functions among them
   for (const auto& word : req.devices) {
-    const PciDevice& d = resolve(topo, word);
-    if (std::find(devs.begin(), devs.end(), &d) != devs.end()) {
-      throw OpError(word + " (" + d.bdf + ") is named twice");
+    Pick p = resolve(topo, sys, word);
+    const PciDevice& d = *p.dev;
+    const std::string what = p.mdev.empty() ? word + " (" + d.bdf + ")" : "mdev " + p.mdev;
+    if (std::any_of(picks.begin(), picks.end(),
+                    [&](const Pick& q) { return q.dev == p.dev && q.mdev == p.mdev; })) {
+      throw OpError(what + " is named twice");
     }
-    if (d.is_bridge()) {
-      throw OpError(word + " (" + d.bdf + ") is a bridge, not a device to assign");
+    if (p.mdev.empty() && d.is_bridge()) {
+      throw OpError(what + " is a bridge, not a device to assign");
     }
-    if (!d.bound_to_vfio()) {
-      throw OpError(word + " (" + d.bdf + ") is bound to " +
-                    (d.driver.empty() ? "no driver" : d.driver) + ", not vfio-pci");
+    if (p.mdev.empty() && !d.bound_to_vfio()) {
+      throw OpError(what + " is bound to " + (d.driver.empty() ? "no driver" : d.driver) +
+                    ", not vfio-pci");
     }
-    devs.push_back(&d);
+    if (p.mdev.empty()) {
+      devs.push_back(&d);
+    }
+    picks.push_back(std::move(p));
   }
-  // VFIO assigns whole IOMMU groups: every endpoint of a group goes, or none.
+  // VFIO assigns whole IOMMU groups: every endpoint of a group goes, or
+  // none.  An mdev's group is its own (the mdev core's emulated IOMMU).
   for (const PciDevice* d : devs) {
     for (const auto& other : topo.tree().devices()) {
       if (!d->iommu_group || other.iommu_group != d->iommu_group || other.is_bridge() ||
@@ -281,8 +328,8 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
   }
   // Guest NUMA nodes: one per host node the devices sit on, in host order.
   std::map<int, int> guest_node;  // host node -> guest node
-  for (const PciDevice* d : devs) {
-    guest_node.emplace(d->numa_node.value_or(0), 0);
+  for (const Pick& p : picks) {
+    guest_node.emplace(p.dev->numa_node.value_or(0), 0);
   }
   const int nnodes = static_cast<int>(guest_node.size());
   if (req.vcpus < nnodes || req.memory_mib < nnodes || req.vcpus % nnodes != 0) {
@@ -309,7 +356,8 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
   int nup = 0;
   int ndp = 0;
   int chassis = 0;
-  for (const PciDevice* d : devs) {
+  for (const Pick& pick : picks) {
+    const PciDevice* d = pick.dev;
     const int node = guest_node.at(d->numa_node.value_or(0));
     if (!guest_of.contains(d->root)) {
       const int k = static_cast<int>(
@@ -364,9 +412,10 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
       parent = b.id;
       plan.bridges.push_back(b);
     }
-    const std::string name = topo.name_of(*d);
+    const std::string name = pick.mdev.empty() ? topo.name_of(*d) : pick.mdev;
     plan.devices.push_back({.name = name.empty() ? d->bdf : name,
                             .host_bdf = d->bdf,
+                            .mdev = pick.mdev,
                             .bus = parent,
                             .slot = 0,
                             .function = 0,
@@ -377,12 +426,20 @@ VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& r
   }
 
   // NVIDIA GPUs of one VM reach each other directly: one GPUDirect clique.
+  // Not their vGPUs: NVIDIA gives vGPUs peer-to-peer over NVLink only.
   const auto nvidia = std::count_if(devs.begin(), devs.end(), [](const PciDevice* d) {
     return d->vendor == kNvidiaVendor && d->is_gpu();
   });
-  for (std::size_t i = 0; nvidia > 1 && i < devs.size(); ++i) {
-    if (devs[i]->vendor == kNvidiaVendor && devs[i]->is_gpu()) {
+  for (std::size_t i = 0; nvidia > 1 && i < picks.size(); ++i) {
+    if (picks[i].mdev.empty() && picks[i].dev->vendor == kNvidiaVendor && picks[i].dev->is_gpu()) {
       plan.devices[i].clique = 0;
+    }
+  }
+  for (const Pick& p : picks) {
+    if (!p.mdev.empty()) {
+      plan.notes.push_back("mdev " + p.mdev + ": its BARs are what its vendor driver emulates, " +
+                           "not its parent's; the 64-bit window counts none of them: give " +
+                           "mmio64 if they need more than it leaves");
     }
   }
   address(plan);
@@ -452,7 +509,9 @@ std::vector<std::string> qemu_args(const VmPlan& plan) {
     a.insert(a.end(), {"-device", dev});
   }
   for (const auto& d : plan.devices) {
-    std::string dev = "vfio-pci,host=" + d.host_bdf + ",bus=" + d.bus +
+    const std::string source =
+        d.mdev.empty() ? "host=" + d.host_bdf : "sysfsdev=/sys/bus/mdev/devices/" + d.mdev;
+    std::string dev = "vfio-pci," + source + ",bus=" + d.bus +
                       ",addr=" + to_hex(static_cast<unsigned>(d.slot), 2) + "." +
                       std::to_string(d.function);
     if (d.multifunction) {

@@ -27,7 +27,8 @@ enum class Firmware { uefi, bios };
 enum class Pinning { node, vcpu, none };
 
 struct PlanRequest {
-  std::vector<std::string> devices;  // gpuN, nicN, BDFs (DDDD:BB:DD.F or BB:DD.F)
+  // gpuN, nicN, BDFs (DDDD:BB:DD.F or BB:DD.F), mdev UUIDs
+  std::vector<std::string> devices;
   int vcpus = 0;
   int memory_mib = 0;
   std::string hugepages;  // a hugetlbfs mount to back guest memory, "" for none
@@ -45,13 +46,13 @@ struct GuestNode {
 };
 
 struct GuestBridge {
-  std::string id;           // QEMU id: pxb0, rp0, up0, dp0
-  std::string model;        // pxb-pcie, pcie-root-port, x3130-upstream, xio3130-downstream
-  std::string bus;          // parent's id (pcie.0 for an expander)
-  std::string host;         // the host bridge or root bus it stands for
-  int bus_nr = 0;           // expanders only
-  int numa_node = -1;       // expanders only
-  int chassis = 0;          // root and downstream ports
+  std::string id;      // QEMU id: pxb0, rp0, up0, dp0
+  std::string model;   // pxb-pcie, pcie-root-port, x3130-upstream, xio3130-downstream
+  std::string bus;     // parent's id (pcie.0 for an expander)
+  std::string host;    // the host bridge or root bus it stands for
+  int bus_nr = 0;      // expanders only
+  int numa_node = -1;  // expanders only
+  int chassis = 0;     // root and downstream ports
   // pcie-root-port only: the host port's maximum link as QEMU's x-speed
   // ("2_5" ... "64") and x-width, so that the guest's sysfs shows it; ""
   // and 0 when the host's is unknown or not one QEMU can show.
@@ -63,10 +64,11 @@ struct GuestBridge {
 };
 
 struct GuestDevice {
-  std::string name;  // "gpu0", or the BDF for other devices
-  std::string host_bdf;
-  std::string bus;  // id of the guest bridge it sits below
-  int slot = 0;     // on that bridge's bus
+  std::string name;      // "gpu0", or the BDF (UUID of an mdev) for other devices
+  std::string host_bdf;  // an mdev's parent's: the mdev shares its parent's path
+  std::string mdev{};    // the mediated device's UUID, "" for a PCI function
+  std::string bus;       // id of the guest bridge it sits below
+  int slot = 0;          // on that bridge's bus
   int function = 0;
   bool multifunction = false;  // function 0 of a slot with more functions
   std::string guest_bdf;       // where the guest finds it (see plan_vm)
@@ -111,9 +113,13 @@ struct VmPlan {
 // order, starting at the expander's bus_nr.  A device's guest_bdf is what
 // the guest's sysfs and NCCL's busid will show.
 //
+// A mediated device sits where its parent would, below the parent's host
+// bridges and on its node: the guest sees the path its DMA takes.
+//
 // Throws OpError (one line, naming the device) for unknown devices, devices
-// not bound to vfio-pci, IOMMU groups only partly assigned and layouts that
-// do not fit; UsageError for sizes that cannot be split over the nodes.
+// not bound to vfio-pci, mdevs bound to no driver or of a parent that is not
+// a PCI device, IOMMU groups only partly assigned and layouts that do not
+// fit; UsageError for sizes that cannot be split over the nodes.
 // @proc (the host's procfs, nullptr when unknown) gives the host's
 // physical address bits and the page size of a hugepages mount.
 VmPlan plan_vm(const Topology& topo, const TreeReader& sys, const PlanRequest& req,

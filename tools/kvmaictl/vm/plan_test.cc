@@ -10,6 +10,7 @@ namespace kvmai::kvmaictl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::run_cli;
 using testing::testdata;
 
@@ -346,6 +347,65 @@ TEST(VmPlan, VfNotOnVfioIsRefused) {
   const auto r = run_cli({"vm", "plan", "3f:00.2", "--sysfs-root", testdata("multifunction/sys")});
   EXPECT_EQ(r.rc, kExitFailed);
   EXPECT_THAT(r.err, HasSubstr("3f:00.2 (0000:3f:00.2) is bound to mlx5_core, not vfio-pci"));
+}
+
+// multifunction's second GPU (3e:00.0) holds this vGPU mdev.
+constexpr const char* kMdev = "6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d10";
+
+const nlohmann::ordered_json* device_of(const nlohmann::ordered_json& plan,
+                                        const std::string& name) {
+  for (const auto& d : plan["devices"]) {
+    if (d["name"] == name) {
+      return &d;
+    }
+  }
+  return nullptr;
+}
+
+// An mdev sits where its parent would: below the parent's downstream port
+// of the switch it shares with gpu0, on the parent's node; its BARs are not
+// its parent's, and a vGPU is in no GPUDirect clique.
+TEST(VmPlan, MdevSharesItsParentsPath) {
+  const auto p = plan_json("multifunction", {"gpu0", "3d:00.1", kMdev});
+  const auto* m = device_of(p, kMdev);
+  ASSERT_NE(m, nullptr) << p.dump(2);
+  EXPECT_EQ((*m)["mdev"], kMdev);
+  EXPECT_EQ((*m)["host_bdf"], "0000:3e:00.0");
+  EXPECT_EQ((*m)["guest_node"], 0);
+  EXPECT_TRUE((*m)["clique"].is_null());
+  EXPECT_EQ(chain(p, kMdev), chain(p, "gpu0"));
+  EXPECT_NE((*m)["bus"], (*device_of(p, "gpu0"))["bus"]);
+  EXPECT_EQ(model_counts(p)["x3130-upstream"], 1);
+  const auto without = plan_json("multifunction", {"gpu0", "3d:00.1"});
+  EXPECT_EQ(p["mmio64"]["need"], without["mmio64"]["need"]);
+  EXPECT_THAT(p["notes"].dump(), HasSubstr("mdev " + std::string(kMdev) + ": its BARs"));
+}
+
+TEST(VmPlan, MdevIsOpenedByItsSysfsPath) {
+  const auto r = run_cli({"vm", "plan", kMdev, "--sysfs-root", testdata("multifunction/sys")});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/" +
+                               std::string(kMdev) + ",bus=dp0,addr=0x00.0\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("host=0000:3e:00.0")));
+}
+
+TEST(VmPlan, MdevRefusals) {
+  const auto plan = [](Args words) {
+    Args args{"vm", "plan"};
+    args.insert(args.end(), words.begin(), words.end());
+    args.insert(args.end(), {"--sysfs-root", testdata("multifunction/sys")});
+    return run_cli(args);
+  };
+  auto r = plan({"6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d11"});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("no mediated device 6f8b1a52-3c1e-4f0a-9d2b-7e5c4a3b2d11"));
+  r = plan({kMdev, kMdev});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("mdev " + std::string(kMdev) + " is named twice"));
+  // Its parent stays with its vendor driver: not a device to assign.
+  r = plan({"3e:00.0"});
+  EXPECT_EQ(r.rc, kExitFailed);
+  EXPECT_THAT(r.err, HasSubstr("is bound to nvidia, not vfio-pci"));
 }
 
 }  // namespace

@@ -54,7 +54,8 @@ Span window_below(const VmPlan& plan, const PciTree& host, const std::string& id
     }
   }
   for (const auto& d : plan.devices) {
-    const PciDevice* h = d.bus == id ? host.find(d.host_bdf) : nullptr;
+    // An mdev's BARs are its vendor driver's, not its parent's.
+    const PciDevice* h = d.bus == id && d.mdev.empty() ? host.find(d.host_bdf) : nullptr;
     if (h == nullptr) {
       continue;
     }
