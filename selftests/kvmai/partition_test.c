@@ -120,10 +120,12 @@ TEST_F(part, igb_repartitioned_0_4_2_on_vfio_pci)
 	EXPECT_STREQ("", bdf);
 
 	ASSERT_EQ(0, ctl("-j partition show %s", self->pf)) TH_LOG("%s", self->out);
-	snprintf(want, sizeof(want), "\"parent\":\"%s\",\"driver\":\"igb\",\"num_vfs\":2", self->pf);
+	snprintf(want, sizeof(want), "\"parent\":\"%s\",\"driver\":\"igb\",\"num_vfs\":2",
+		 self->pf);
 	EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no %s in %s", want, self->out);
 	vf_bdf(self->pf, 1, bdf, sizeof(bdf));
-	snprintf(want, sizeof(want), "\"index\":1,\"pci_addr\":\"%s\",\"driver\":\"vfio-pci\"", bdf);
+	snprintf(want, sizeof(want), "\"index\":1,\"pci_addr\":\"%s\",\"driver\":\"vfio-pci\"",
+		 bdf);
 	EXPECT_NE(NULL, strstr(self->out, want)) TH_LOG("no %s in %s", want, self->out);
 
 	ASSERT_EQ(0, ctl("partition set %s vfs 0", self->pf)) TH_LOG("%s", self->out);
@@ -338,6 +340,11 @@ TEST_F(part, mtty_mdevs_created_and_removed)
 	EXPECT_EQ(1, mtty_count("mtty-1"));
 	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s", MDEV_UUID);
 	ASSERT_EQ(0, access(path, F_OK));
+	/* vm plan finds its parent in the kernel's layout: not a PCI device. */
+	EXPECT_EQ(1, ctl("vm plan " MDEV_UUID));
+	EXPECT_NE(NULL, strstr(self->out,
+			       "mdev " MDEV_UUID ": its parent mtty is not a PCI device"))
+		TH_LOG("%s", self->out);
 
 	holder = hold_group_of(path);
 	ASSERT_LT(0, holder) TH_LOG("cannot hold the group of %s", path);
@@ -385,8 +392,8 @@ TEST_F(part, nvidia_vgpu_types_set_cleared_and_rolled_back)
 	f = fopen(PROFILES, "w");
 	ASSERT_NE(NULL, f);
 	fprintf(f, "[profile.half.\"%s\"]\nvfs = 2\nvgpu-type = \"NVIDIA H100-40C\"\n", self->pf);
-	fprintf(f, "[profile.whole.\"%s\"]\nvfs = 2\nvgpu-type = [\"NVIDIA H100-80C\", "
-		"\"NVIDIA H100-80C\"]\n", self->pf);
+	fprintf(f, "[profile.whole.\"%s\"]\nvfs = 2\n", self->pf);
+	fprintf(f, "vgpu-type = [\"NVIDIA H100-80C\", \"NVIDIA H100-80C\"]\n");
 	ASSERT_EQ(0, fclose(f));
 
 	ASSERT_EQ(0, ctl("partition apply " PROFILES " profile half")) TH_LOG("%s", self->out);
@@ -396,7 +403,8 @@ TEST_F(part, nvidia_vgpu_types_set_cleared_and_rolled_back)
 	ASSERT_EQ(0, ctl("partition apply " PROFILES " profile half")) TH_LOG("%s", self->out);
 	EXPECT_STREQ("no change\n", self->out);
 	ASSERT_EQ(0, ctl("-j partition show %s", self->pf));
-	EXPECT_NE(NULL, strstr(self->out, "\"vgpu_type\":902,\"vgpu_type_name\":\"NVIDIA H100-40C\""))
+	EXPECT_NE(NULL, strstr(self->out,
+			       "\"vgpu_type\":902,\"vgpu_type_name\":\"NVIDIA H100-40C\""))
 		TH_LOG("%s", self->out);
 
 	/* One GPU holds one H100-80C: the second VF's type fails. */
