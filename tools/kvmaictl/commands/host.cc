@@ -2,7 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "cli/errors.h"
+#include "client/names.h"
 
 namespace kvmai::kvmaictl {
 
@@ -45,6 +52,20 @@ std::unique_ptr<TreeReader> open_procfs(const GlobalOptions& opts) {
 
 PciTree::Options tree_options(const GlobalOptions& opts) {
   return {.host_bridge_switches = opts.host_bridge_switches};
+}
+
+std::string read_input(const std::string& word, const std::string& path) {
+  std::ostringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) {
+    throw OpError(word + " " + printable(path) + ": " + std::strerror(errno));
+  }
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace kvmai::kvmaictl

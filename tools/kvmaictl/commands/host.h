@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "cli/grammar.h"
 #include "common/sysfs.h"
@@ -22,6 +23,11 @@ std::unique_ptr<TreeReader> open_procfs_if_given(const GlobalOptions& opts);
 // The machine's own files (/, or --root DIR), or nullptr when only
 // --sysfs-root/--procfs-root were given.
 std::unique_ptr<TreeReader> open_machine_root(const GlobalOptions& opts);
+
+// The text of file @path, which a command's @word names ("merge", "PLAN");
+// "-" is standard input, as for `virsh dumpxml VM | kvmaictl vm plan ...
+// merge -`.  Throws OpError naming both when it cannot be read.
+std::string read_input(const std::string& word, const std::string& path);
 
 // How the PCI tree is read, as the options say.
 PciTree::Options tree_options(const GlobalOptions& opts);

@@ -48,8 +48,9 @@ std::filesystem::path vgpu_types_file(const std::string& pf) {
   return std::filesystem::path(kVgpuTypesDir) / pf;
 }
 
-// Adds `types` to what is remembered of `pf`'s VFs.
-void learn_vgpu_types(const std::string& pf, const std::vector<VgpuType>& types) {
+// What @pf's VFs listed before, with @types (what they list now) added;
+// written back when that adds any.
+std::vector<VgpuType> learn_vgpu_types(const std::string& pf, const std::vector<VgpuType>& types) {
   std::ifstream in(vgpu_types_file(pf));
   std::ostringstream text;
   text << in.rdbuf();
@@ -61,16 +62,16 @@ void learn_vgpu_types(const std::string& pf, const std::vector<VgpuType>& types)
       learnt = true;
     }
   }
-  if (!learnt) {
-    return;
+  if (learnt) {
+    std::error_code ec;
+    std::filesystem::create_directories(kVgpuTypesDir, ec);
+    std::ofstream out(vgpu_types_file(pf));
+    out << "ID    : vGPU Name\n";
+    for (const auto& k : known) {
+      out << k.id << " : " << k.name << "\n";
+    }
   }
-  std::error_code ec;
-  std::filesystem::create_directories(kVgpuTypesDir, ec);
-  std::ofstream out(vgpu_types_file(pf));
-  out << "ID    : vGPU Name\n";
-  for (const auto& k : known) {
-    out << k.id << " : " << k.name << "\n";
-  }
+  return known;
 }
 
 void remember_vgpu_types(Layout& l, const Context& ctx) {
@@ -87,11 +88,7 @@ void remember_vgpu_types(Layout& l, const Context& ctx) {
       std::filesystem::remove(vgpu_types_file(p.name), ec);
       continue;
     }
-    learn_vgpu_types(p.name, p.vgpu_types);
-    std::ifstream in(vgpu_types_file(p.name));
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (const auto& k : parse_vgpu_types(text.str())) {
+    for (const auto& k : learn_vgpu_types(p.name, p.vgpu_types)) {
       if (p.vgpu(std::to_string(k.id)) == nullptr) {
         p.vgpu_types.push_back(k);
       }
@@ -295,16 +292,6 @@ void change(const std::vector<Wanted>& wanted, bool dry_run, Context& ctx) {
                 " (see `kvmaictl partition show`)");
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw OpError(fmt::format("{}: cannot read", printable(path)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 void partition_show(const Words& words, Context& ctx) {
@@ -408,7 +395,7 @@ void partition_apply(const Words& words, Context& ctx) {
   const std::string file = words.operand(0);
   std::vector<partition::Profile> profiles;
   try {
-    profiles = partition::parse_profiles(read_file(file), file);
+    profiles = partition::parse_profiles(read_input("FILE", file), file);
   } catch (const std::runtime_error& e) {
     throw OpError(e.what());
   }

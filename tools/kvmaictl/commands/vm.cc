@@ -4,12 +4,7 @@
 #include <fmt/format.h>
 #include <linux/kvmai.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iostream>
 #include <limits>
-#include <sstream>
 
 #include "client/names.h"
 #include "commands/commands.h"
@@ -70,22 +65,6 @@ Request request_of(const Words& words) {
   }
   r.merge = words.value("merge").value_or("");
   return r;
-}
-
-// The text of file @path, which a command's @word names; "-" is standard
-// input, as for `virsh dumpxml VM | kvmaictl vm plan ... merge -`.
-std::string read_input(const std::string& word, const std::string& path) {
-  std::ostringstream text;
-  if (path == "-") {
-    text << std::cin.rdbuf();
-    return text.str();
-  }
-  std::ifstream in(path);
-  if (!in) {
-    throw OpError(word + " " + printable(path) + ": " + std::strerror(errno));
-  }
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
