@@ -85,7 +85,7 @@
 #define TENANT_L3_COUNT 0x130
 
 /* A field of the emulated host's /proc/cpuinfo; -cpu host gives L2 the same. */
-static unsigned int cpuinfo(const char *field)
+static unsigned int cpuinfo_field(const char *field)
 {
 	char line[256];
 	unsigned int v = 0;
@@ -125,13 +125,13 @@ static bool cpu_flag(const char *flag)
 
 static unsigned int cpu_family(void)
 {
-	return cpuinfo("cpu family");
+	return cpuinfo_field("cpu family");
 }
 
 /* AMD Genoa (EPYC 9004: family 19h, models 10h-1fh), as QEMU's EPYC-Genoa. */
 static bool genoa_host(void)
 {
-	unsigned int model = cpuinfo("model");
+	unsigned int model = cpuinfo_field("model");
 
 	return cpu_family() == 0x19 && model >= 0x10 && model <= 0x1f;
 }
@@ -252,7 +252,7 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 	/* QEMU, not root, made its console log. */
 	EXPECT_TRUE(owned_by_vmm_user(L2_WORK "/console.log"));
 	/* Linux names them amd_l2/amd_nb below family 17h, amd_l3/amd_df from it. */
-	TH_LOG("emulated host: CPU family 0x%x model 0x%x%s", cpu_family(), cpuinfo("model"),
+	TH_LOG("emulated host: CPU family 0x%x model 0x%x%s", cpu_family(), cpuinfo_field("model"),
 	       genoa_host() ? " (Genoa: the mock plays its units)" : "");
 	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_l3" : "KVMAI-UNCORE pmu amd_l2"));
 	EXPECT_TRUE(has(self->out, zen ? "KVMAI-UNCORE pmu amd_df" : "KVMAI-UNCORE pmu amd_nb"));
@@ -310,7 +310,7 @@ TEST_F_TIMEOUT(l2unc, rdpmc_of_uncore_indices_exits_in_a_vm_without_units, 600)
 	__u32 idx;
 
 	TH_LOG("emulated host: CPU family 0x%x model 0x%x, perfctr_nb %s, perfctr_llc %s",
-	       cpu_family(), cpuinfo("model"), cpu_flag("perfctr_nb") ? "yes" : "no",
+	       cpu_family(), cpuinfo_field("model"), cpu_flag("perfctr_nb") ? "yes" : "no",
 	       cpu_flag("perfctr_llc") ? "yes" : "no");
 	ASSERT_EQ(0, kt_cpu_pin(self->cpus));
 	tenant = kt_vm_create(0);
@@ -489,7 +489,16 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 	EXPECT_GE(att_reads, 10000);
 	EXPECT_EQ(0, att_refused) TH_LOG("the guest's reads of the attached counter faulted");
 	EXPECT_LT(att_per_read, 0.01);
-	EXPECT_GT(rev_per_read, 0.9);
+	/*
+	 * One exit per read, within what the estimate can tell: the reads
+	 * in the window are L2's rate over its whole loop times the window,
+	 * and the exits L2 takes anyway come from another window.  Under a
+	 * loaded build machine either is off by up to a tenth (0.91 to 1.01
+	 * seen), which leaves the released reads' exits far from the
+	 * attached ones' 0.
+	 */
+	EXPECT_GT(rev_per_read, 0.8);
+	EXPECT_LT(rev_per_read, 1.25);
 	/* Released, the unit reads as stopped counters: no fault either. */
 	EXPECT_EQ(0, rev_refused) TH_LOG("the guest's reads of the released counter faulted");
 }
