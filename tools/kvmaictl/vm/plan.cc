@@ -28,7 +28,6 @@ constexpr unsigned kNvidiaVendor = 0x10de;
 struct Pick {
   const PciDevice* dev = nullptr;
   std::string mdev;  // UUID, "" for a PCI function
-  std::string word;  // as the request named it
 };
 
 // The mdev core puts a mediated device below its parent's device
@@ -52,19 +51,19 @@ Pick resolve_mdev(const Topology& topo, const TreeReader& sys, const std::string
     throw OpError("mdev " + uuid + " (parent " + d->bdf +
                   ") is bound to no driver: its parent's vendor driver must bind it to VFIO");
   }
-  return {.dev = d, .mdev = uuid, .word = uuid};
+  return {.dev = d, .mdev = uuid};
 }
 
 Pick resolve(const Topology& topo, const TreeReader& sys, const std::string& word) {
   if (const Named* n = topo.named(word)) {
-    return {.dev = n->dev, .mdev = "", .word = word};
+    return {.dev = n->dev, .mdev = ""};
   }
   if (partition::is_uuid(word)) {
     return resolve_mdev(topo, sys, word);
   }
   const std::string bdf = word.size() == 7 ? "0000:" + word : word;
   if (const PciDevice* d = topo.tree().find(bdf)) {
-    return {.dev = d, .mdev = "", .word = word};
+    return {.dev = d, .mdev = ""};
   }
   throw OpError("no device \"" + word +
                 "\" (gpuN, nicN, nvswitchN, a PCI address or an mdev's UUID)");
