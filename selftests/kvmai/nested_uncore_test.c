@@ -72,6 +72,8 @@
  * two handles as descriptors 3 and 4.
  */
 #define ASSIGN "-p '" KVMAICTL " pmu assign l2 " UNITS " cpus %s pid'"
+/* Before l2-run boots L2 again: the reservation for the QEMU that is gone. */
+#define UNASSIGN "-r '" KVMAICTL " pmu release l2'"
 #define ATTACHED_VMM "-q '" PMU_EXEC " " KT_KVMAI_QEMU "' -- -accel kvm,uncore-fds=3:4 " L2_CPU
 
 #define READS_WORK "/tmp/l2-uncore-reads"
@@ -378,7 +380,8 @@ static void start_l2_attached(struct __test_metadata *_metadata, struct _test_da
 
 	ASSERT_EQ(0, vmm_owns(work));
 	snprintf(cmd, sizeof(cmd),
-		 "l2-run -w %s -s %s -a no-kvmapf " ASSIGN " " ATTACHED_VMM " >%s.out 2>&1",
+		 "l2-run -w %s -s %s -a no-kvmapf " ASSIGN " " UNASSIGN " " ATTACHED_VMM
+		 " >%s.out 2>&1",
 		 work, scenario, self->cpus, work);
 	self->l2 = fork();
 	ASSERT_LE(0, self->l2);
