@@ -9,7 +9,10 @@ verdict either hides a guest's crash or fails CI on TCG's.  Last, the
 reasons check.py's summary gives for failed cases."""
 
 import importlib.util
+import os
+import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -171,8 +174,66 @@ class Summary(unittest.TestCase):
         self.assertEqual((1, 2), (tally.passed, tally.failed))
 
 
+# A VMM that resets silently on its first boot (TCG's nested SVM), then
+# reports; and -p/-r commands that reserve and release as the module does:
+# one reservation per VM, refused while the gone QEMU's is held.
+L2_VMM = """#!/bin/sh
+res=$(echo "$@" | sed -n 's/.*file:\\([^ ]*results.log\\).*/\\1/p')
+[ -e "$SIM/booted" ] || { touch "$SIM/booted"; exit 0; }
+echo "KVMAI-EXIT 0" >"$res"
+"""
+L2_ASSIGN = """#!/bin/sh
+[ ! -e "$SIM/held" ] || { echo "its units are reserved for pid $(cat "$SIM/held")" >&2; exit 1; }
+echo "$1" >"$SIM/held"
+"""
+
+
+class L2Retry(unittest.TestCase):
+    """guest/l2-run boots L2 again after a silent reset; what -p did for
+    the QEMU that is gone must be undone first (-r), or the second boot
+    cannot start."""
+
+    def run_l2(self, undo):
+        guest = SRC.parent / "guest/l2-run"
+        with tempfile.TemporaryDirectory() as sim:
+            d = Path(sim)
+            (d / "l2.conf").write_text("L2_MEMORY_MIB=512\nL2_CPUS=1\nL2_NUMA_NODES=1\n"
+                                       "L2_TIMEOUT_S=60\n")
+            (d / "share").mkdir()
+            # The emulated host's paths, here.
+            text = guest.read_text()
+            for old, new in ((". /etc/kvmai/l2", f". {d}/l2.conf"), ("[ ! -c /dev/kvm ]", "false"),
+                             ("share=/usr/share/kvmai-l2", f"share={d}/share"),
+                             ("/tmp/l2-initrd.img", f"{d}/initrd.img"),
+                             ("/tmp/kvmai-retries", f"{d}/retries"),
+                             (">/dev/console", f">>{d}/console")):
+                self.assertIn(old, text)
+                text = text.replace(old, new)
+            for name, body in (("l2-run", text), ("vmm", L2_VMM), ("assign", L2_ASSIGN),
+                               ("release", '#!/bin/sh\nrm -f "$SIM/held"\n')):
+                (d / name).write_text(body)
+                (d / name).chmod(0o755)
+            for f in ("base.cpio.gz", "payload.cpio.gz"):
+                (d / "share" / f).touch()
+            args = [str(d / "l2-run"), "-w", str(d / "w"), "-p", str(d / "assign"),
+                    "-q", str(d / "vmm")] + (["-r", str(d / "release")] if undo else [])
+            return subprocess.run(args, capture_output=True, text=True,
+                                  env={**os.environ, "SIM": sim})
+
+    def test_second_boot_starts_once_undone(self):
+        r = self.run_l2(undo=True)
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertIn("booting it again", r.stderr)
+
+    def test_second_boot_refused_without_undo(self):
+        # What CI met: the assign for the new QEMU refused.
+        r = self.run_l2(undo=False)
+        self.assertEqual(3, r.returncode, r.stderr)
+        self.assertIn("its units are reserved for pid", r.stderr)
+
+
 def main():
-    tests = [t for case in (EmulatorFailure, Silence, StuckInL2, Summary)
+    tests = [t for case in (EmulatorFailure, Silence, StuckInL2, Summary, L2Retry)
              for t in unittest.defaultTestLoader.loadTestsFromTestCase(case)]
     print("TAP version 13")
     print(f"1..{len(tests)}")
