@@ -222,21 +222,18 @@ void hostdevs(const xml::Element& devices, const VmPlan& plan,
                                "so the devices could not reach each other"));
   for (const auto& d : plan.devices) {
     const xml::Element h = devices.child("hostdev");
-    // A mediated device by its UUID: libvirt opens it through VFIO
-    // (model vfio-pci) and neither binds nor creates it.
     h.attr("mode", "subsystem").attr("type", d.mdev.empty() ? "pci" : "mdev");
-    if (d.mdev.empty()) {
-      h.attr("managed", "no");
-    } else {
-      h.attr("model", "vfio-pci");
-    }
     h.comment(comment_text(d.name + ": guest " + d.guest_bdf + ", guest node " +
                            std::to_string(d.guest_node) +
                            (d.mdev.empty() ? "" : ", on " + d.host_bdf + "'s path")));
     if (d.mdev.empty()) {
+      h.attr("managed", "no");
       h.child("driver").attr("name", "vfio");
       host_address(h.child("source"), d.host_bdf);
     } else {
+      // A mediated device by its UUID: libvirt opens it through VFIO
+      // (model vfio-pci) and neither binds nor creates it.
+      h.attr("model", "vfio-pci");
       h.child("source").child("address").attr("uuid", d.mdev);
     }
     h.child("alias").attr("name", libvirt_alias(d));
