@@ -228,7 +228,14 @@ TEST_F_TIMEOUT(l2ctr, guest_reads_counters_without_exits, 420)
 	EXPECT_GE(map_reads, 10000);
 	EXPECT_EQ(0, m1.io - m0.io);
 	EXPECT_EQ(0, m1.mmio - m0.mmio);
-	EXPECT_GE((p1.io - p0.io) / pio_reads, 1.9);
+	/*
+	 * Two port I/O exits per read (0xcf8, then 0xcfc), within what the
+	 * estimate can tell: the reads in the window are L2's rate over its
+	 * whole loop times the window, off by up to a tenth under load (1.84
+	 * seen in CI), far from the mapped reads' 0.
+	 */
+	EXPECT_GE((p1.io - p0.io) / pio_reads, 1.6);
+	EXPECT_LE((p1.io - p0.io) / pio_reads, 2.5);
 
 	/* Revocation: kvmaistat saw all ones, then the revoked state. */
 	EXPECT_TRUE(revoked);
