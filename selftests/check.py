@@ -72,6 +72,8 @@ class Tally:
         # and the stage each case passed on.
         self.kernel_skips = {}
         self.passed_on = {}
+        # Seconds each selftest binary of a boot took: stage -> {name: s}.
+        self.times = {}
 
     def add(self, stage, name, result, why=""):
         if result == "pass":
@@ -195,6 +197,10 @@ def parse_selftests(tally, stage, text):
         if line.startswith("# kvmai-selftest: "):
             current = line.split(": ", 1)[1].strip()
             seen.add(current)
+            continue
+        if line.startswith("# kvmai-selftest-time: "):
+            name, secs = line.split(": ", 1)[1].split()
+            tally.times.setdefault(stage, {})[name] = float(secs)
             continue
         if line.startswith("# kvmai-selftest-exit: "):
             name, rc = line.split(": ", 1)[1].split()
@@ -418,6 +424,11 @@ def run_stage(tally, args, name):
     print(f"check: {name}: {p} passed, {f} failed, {s} skipped"
           + (f", {held} for the other kernel" if held else "")
           + f" in {time.monotonic() - t0:.1f}s", flush=True)
+    # Where a boot's minutes went, so the run's budget can be kept.
+    slowest = sorted(tally.times.get(name, {}).items(), key=lambda kv: -kv[1])[:4]
+    if slowest:
+        print(f"check: {name}: longest " + ", ".join(f"{n} {t:.0f}s" for n, t in slowest),
+              flush=True)
 
 
 def run_beside(args, name, workdir):

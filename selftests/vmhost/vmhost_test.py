@@ -144,6 +144,7 @@ TAP version 13
 not ok 1 l2unc.reads
 ok 2 l2unc.revoke
 # kvmai-selftest-exit: nested_uncore_test 1
+# kvmai-selftest-time: nested_uncore_test 97.5
 # kvmai-selftest: kernel_health
 # [  312.5] WARNING: CPU: 1 PID: 455 at arch/x86/kvm/svm/svm.c:1234 svm_vcpu_run+0x1
 # first report in full:
@@ -172,6 +173,9 @@ class Summary(unittest.TestCase):
     def test_passed_case_gives_no_reason(self):
         tally = self.failures()
         self.assertEqual((1, 2), (tally.passed, tally.failed))
+
+    def test_binary_times_are_kept_per_stage(self):
+        self.assertEqual({"nested-pmu": {"nested_uncore_test": 97.5}}, self.failures().times)
 
 
 # A VMM that resets silently on its first boot (TCG's nested SVM), then

@@ -10,7 +10,9 @@
 #   # kvmai-selftest: NAME
 #   ...KTAP...
 #   # kvmai-selftest-exit: NAME RC
-# Exits non-zero if any binary did.  kvmai.selftests=a,b on the kernel
+#   # kvmai-selftest-time: NAME SECONDS
+# (the last for the stage's time line: which binaries a boot's minutes go
+# to).  Exits non-zero if any binary did.  kvmai.selftests=a,b on the kernel
 # command line runs those instead, whatever their profile; kernel_health
 # then only runs if it is named.
 
@@ -48,12 +50,15 @@ for t in /kvmai/selftests/*; do
 		insmod "/kvmai/$m.ko" 2>/dev/null && loaded="$m $loaded"
 	done
 	echo "# kvmai-selftest: $name"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	"$t"
 	r=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
 	for m in $loaded; do
 		rmmod "$m"
 	done
 	echo "# kvmai-selftest-exit: $name $r"
+	echo "$name $t0 $t1" | awk '{ printf "# kvmai-selftest-time: %s %.1f\n", $1, $3 - $2 }'
 	# 4 is KSFT_SKIP: a binary whose every case skipped.
 	[ $r -eq 0 ] || [ $r -eq 4 ] || rc=1
 done
