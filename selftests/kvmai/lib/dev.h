@@ -36,7 +36,8 @@ __u16 kt_dev_acs(const struct kt_acs *s, const char *name);
 __u16 kt_dev_acs_now(const char *name);
 /*
  * Binds the @n named devices to vfio-pci, each one's driver saved first in
- * @saved[i]; returns how many were bound, so names[ret] failed if ret < n.
+ * @saved[i] (one already on vfio-pci is left as it is); returns how many
+ * are bound, so names[ret] failed if ret < n.
  */
 size_t kt_dev_bind_vfio(const char *const *names, size_t n, char saved[][64]);
 
