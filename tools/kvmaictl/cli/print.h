@@ -3,6 +3,7 @@
 // and the JSON are always the same data.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -55,6 +56,16 @@ class Printer {
   // A value that may be unknown: JSON null, and `unknown_text` in text.
   void print_opt_int(std::string_view key, std::optional<std::int64_t> value, Col col = {},
                      std::string_view unknown_text = "-", Show show = Show::any);
+  // The same for a narrower integer (a u32 attribute, an int of sysfs).
+  template <std::integral T>
+  requires(sizeof(T) <=
+           sizeof(std::int32_t)) void print_opt_int(std::string_view key, std::optional<T> value,
+                                                    Col col = {},
+                                                    std::string_view unknown_text = "-",
+                                                    Show show = Show::any) {
+    print_opt_int(key, value ? std::optional<std::int64_t>(*value) : std::nullopt, col,
+                  unknown_text, show);
+  }
   void print_opt_string(std::string_view key, const std::optional<std::string>& value, Col col = {},
                         std::string_view unknown_text = "-", Show show = Show::any);
   void print_string_list(std::string_view key, const std::vector<std::string>& values, Col col = {},

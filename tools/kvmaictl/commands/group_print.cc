@@ -16,12 +16,6 @@ std::string acs_text(std::uint32_t reg) {
   return bits.empty() ? "none" : join(bits, " ");
 }
 
-void print_u32(Printer& out, std::string_view key, std::optional<std::uint32_t> value, Col col,
-               Show show = Show::any) {
-  out.print_opt_int(key, value ? std::optional<std::int64_t>(*value) : std::nullopt, col, "-",
-                    show);
-}
-
 // An ACS word as bit names (text only; JSON has the numbers).
 void print_acs_bits(Printer& out, std::string_view key, std::optional<std::uint32_t> value,
                     Col col) {
@@ -40,7 +34,7 @@ void print_member(Printer& out, const Member& m) {
   out.open_array("bar");
   for (const MemberBar& bar : m.bars) {
     out.open_object();
-    print_u32(out, "index", bar.index, {"\n        bar "});
+    out.print_opt_int("index", bar.index, {"\n        bar "});
     // Hex in text, numbers in JSON.
     out.print_uint("addr", bar.addr.value_or(0), {}, Show::json_only);
     out.print_uint("size", bar.size.value_or(0), {}, Show::json_only);
@@ -55,13 +49,13 @@ void print_member(Printer& out, const Member& m) {
 void print_port(Printer& out, const Port& p, bool verbose) {
   out.open_object();
   out.print_opt_string("pci_addr", p.pci_addr, {"\n    port "});
-  print_u32(out, "acs_cap", p.acs_cap, {}, Show::json_only);
-  print_u32(out, "acs_saved", p.acs_saved, {}, Show::json_only);
-  print_u32(out, "acs_target", p.acs_target, {}, Show::json_only);
-  print_u32(out, "acs_current", p.acs_current, {}, Show::json_only);
+  out.print_opt_int("acs_cap", p.acs_cap, {}, "-", Show::json_only);
+  out.print_opt_int("acs_saved", p.acs_saved, {}, "-", Show::json_only);
+  out.print_opt_int("acs_target", p.acs_target, {}, "-", Show::json_only);
+  out.print_opt_int("acs_current", p.acs_current, {}, "-", Show::json_only);
   print_acs_bits(out, "acs_saved", p.acs_saved, {" acs "});
   print_acs_bits(out, "acs_current", p.acs_current, {" -> "});
-  print_u32(out, "users", p.users, {" users "});
+  out.print_opt_int("users", p.users, {" users "});
   if (verbose) {
     print_acs_bits(out, "acs_target", p.acs_target, {"\n        target "});
     print_acs_bits(out, "acs_cap", p.acs_cap, {" cap "});
@@ -97,7 +91,7 @@ void print_each(Printer& out, const std::vector<T>& items, std::string_view key,
 void print_group(Printer& out, const Group& group, bool verbose, std::string_view key) {
   out.open_object(key);
   out.print_opt_string("name", group.name, {"group "});
-  print_u32(out, "id", group.id, {" id "});
+  out.print_opt_int("id", group.id, {" id "});
   out.print_opt_string("vm", group.vm, {" vm "});
   out.print_string("mode", opt_enum(mode_names(), group.mode), {" mode "});
   out.print_string("state", opt_enum(state_names(), group.state), {" state "});

@@ -10,12 +10,6 @@
 namespace kvmai::kvmaictl {
 namespace {
 
-void print_u32(Printer& out, std::string_view key, std::optional<std::uint32_t> value, Col col,
-               Show show = Show::any) {
-  out.print_opt_int(key, value ? std::optional<std::int64_t>(*value) : std::nullopt, col, "-",
-                    show);
-}
-
 // A u64 as a JSON number, null when absent (JSON only; text prints such
 // values in hex).
 void print_u64_json(Printer& out, std::string_view key, std::optional<std::uint64_t> value) {
@@ -31,11 +25,11 @@ void print_u64_json(Printer& out, std::string_view key, std::optional<std::uint6
 void print_msr_range(Printer& out, const MsrRange& r, bool verbose) {
   const Show show = verbose ? Show::any : Show::json_only;
   out.open_object();
-  print_u32(out, "base", r.base, {}, Show::json_only);
+  out.print_opt_int("base", r.base, {}, "-", Show::json_only);
   if (verbose) {
     out.print_string("base", r.base ? to_hex(*r.base) : "?", {"\n        msr "}, Show::text_only);
   }
-  print_u32(out, "count", r.count, {" count "}, show);
+  out.print_opt_int("count", r.count, {" count "}, "-", show);
   out.print_bool("read", r.read, {}, Show::json_only);
   out.print_bool("write", r.write, {}, Show::json_only);
   print_u64_json(out, "write_mask", r.write_mask);
@@ -67,9 +61,9 @@ enum class UnitsOf { host, vm };
 void print_unit(Printer& out, const Unit& u, UnitsOf of, bool verbose) {
   out.open_object();
   out.print_opt_string("name", u.name, {"\n    unit "}, "?");
-  print_u32(out, "type", u.type, {" type "});
-  print_u32(out, "msr_ranges", u.msr_ranges, {" msr-ranges "});
-  print_u32(out, "host_events", u.host_events, {" host-events "});
+  out.print_opt_int("type", u.type, {" type "});
+  out.print_opt_int("msr_ranges", u.msr_ranges, {" msr-ranges "});
+  out.print_opt_int("host_events", u.host_events, {" host-events "});
   // What one instance counts for; assignments still cover whole packages.
   // Unknown when the kernel does not say (a revoked unit).
   out.print_opt_string("scope",
@@ -89,8 +83,8 @@ void print_unit(Printer& out, const Unit& u, UnitsOf of, bool verbose) {
     if (!offline_text.empty()) {
       out.text(fmt::format(" offline-packages {}", offline_text));
     }
-    print_u32(out, "hotplug_scrubs", u.hotplug_scrubs, {" hotplug-scrubs "},
-              u.hotplug_scrubs.value_or(0) != 0 ? Show::any : Show::json_only);
+    out.print_opt_int("hotplug_scrubs", u.hotplug_scrubs, {" hotplug-scrubs "}, "-",
+                      u.hotplug_scrubs.value_or(0) != 0 ? Show::any : Show::json_only);
     out.open_array("msr");
     for (const MsrRange& r : u.msrs) {
       print_msr_range(out, r, verbose);
@@ -112,12 +106,12 @@ void print_units(Printer& out, const std::vector<Unit>& units, UnitsOf of, bool 
 // events (pid 0) are most often the NMI watchdog.
 void print_conflict(Printer& out, const Conflict& c) {
   out.open_object();
-  print_u32(out, "cpu", c.cpu, {"\n    conflict cpu "});
+  out.print_opt_int("cpu", c.cpu, {"\n    conflict cpu "});
   out.print_opt_string("pmu", c.pmu, {" pmu "}, "?");
   // Hex in text, a number in JSON.
   print_u64_json(out, "config", c.config);
   out.print_string("config", c.config ? to_hex(*c.config) : "?", {" config "}, Show::text_only);
-  print_u32(out, "pid", c.pid, {}, Show::json_only);
+  out.print_opt_int("pid", c.pid, {}, "-", Show::json_only);
   out.print_opt_string("comm", c.comm, {}, "", Show::json_only);
   std::string owner = "an unknown owner";
   if (c.pid && *c.pid == 0) {
@@ -150,7 +144,7 @@ void print_pmu(Printer& out, const PmuRecord& pmu, bool verbose, std::string_vie
   out.print_bool("core", pmu.core, {" core "});
   out.print_opt_string("cpus", pmu.cpus, {" cpus "});
   out.print_bool("shared", pmu.shared, {" shared "});
-  print_u32(out, "pid", pmu.pid, {" pid "});
+  out.print_opt_int("pid", pmu.pid, {" pid "});
   out.print_bool("bind_socket", pmu.bind_socket, {" bind-socket "});
   const auto [packages, text] = u32_list(pmu.packages);
   out.print_json("package", packages);
@@ -181,9 +175,9 @@ void print_pmu_host(Printer& out, const PmuHost& host, const MediatedPmu& kvm,
   out.text(fmt::format(" kvm {}", kvm_text(kvm)));
   out.print_json("nmi_watchdog", nmi_watchdog ? Json(*nmi_watchdog) : Json(nullptr));
   out.text(fmt::format(" nmi-watchdog {}", !nmi_watchdog ? "-" : *nmi_watchdog ? "on" : "off"));
-  print_u32(out, "core_fences", host.core_fences, {"\n    core fences "});
-  print_u32(out, "core_include_guest_events", host.core_include_guest_events,
-            {" include-guest-events "});
+  out.print_opt_int("core_fences", host.core_fences, {"\n    core fences "});
+  out.print_opt_int("core_include_guest_events", host.core_include_guest_events,
+                    {" include-guest-events "});
   out.open_array("conflict");
   for (const Conflict& c : host.conflicts) {
     print_conflict(out, c);

@@ -12,10 +12,6 @@
 namespace kvmai::kvmaictl {
 namespace {
 
-std::optional<std::int64_t> opt64(std::optional<int> v) {
-  return v ? std::optional<std::int64_t>(*v) : std::nullopt;
-}
-
 std::optional<std::string> nonempty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
 }
@@ -40,9 +36,9 @@ std::string link_text(const std::string& speed, std::optional<int> width) {
 void print_link(Printer& out, const PciDevice& d, Show show) {
   out.open_object("link");
   out.print_opt_string("speed", nonempty(link_speed(d.current_link_speed)), {}, "-", show);
-  out.print_opt_int("width", opt64(d.current_link_width), {}, "-", show);
+  out.print_opt_int("width", d.current_link_width, {}, "-", show);
   out.print_opt_string("max_speed", nonempty(link_speed(d.max_link_speed)), {}, "-", show);
-  out.print_opt_int("max_width", opt64(d.max_link_width), {}, "-", show);
+  out.print_opt_int("max_width", d.max_link_width, {}, "-", show);
   out.close_object();
 }
 
@@ -118,8 +114,8 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.print_string("vendor", to_hex(d.vendor, 4), {}, Show::json_only);
   out.print_string("device", to_hex(d.device, 4), {}, Show::json_only);
   out.text(to_hex(d.vendor, 4).substr(2) + ":" + to_hex(d.device, 4).substr(2) + "  ");
-  out.print_opt_int("numa_node", opt64(d.numa_node), {"", 6});
-  out.print_opt_int("iommu_group", opt64(d.iommu_group), {"", 7});
+  out.print_opt_int("numa_node", d.numa_node, {"", 6});
+  out.print_opt_int("iommu_group", d.iommu_group, {"", 7});
   out.print_opt_string("iommu_group_type", nonempty(d.iommu_group_type), {}, "-", Show::json_only);
   out.print_opt_string("driver", nonempty(d.driver), {"", 12});
   out.print_string("ats", ats_state(d), {"", 10});
@@ -128,15 +124,14 @@ void print_device(Printer& out, const Topology& topo, const Named& n, bool verbo
   out.print_opt_string("local_cpulist", nonempty(d.local_cpulist), {}, "-", Show::json_only);
   print_link(out, d, Show::json_only);
   print_bars(out, d, Show::json_only);
-  out.print_opt_int("sriov_totalvfs", opt64(d.sriov_totalvfs), {}, "-", Show::json_only);
-  out.print_opt_int("sriov_numvfs", opt64(d.sriov_numvfs), {}, "-", Show::json_only);
+  out.print_opt_int("sriov_totalvfs", d.sriov_totalvfs, {}, "-", Show::json_only);
+  out.print_opt_int("sriov_numvfs", d.sriov_numvfs, {}, "-", Show::json_only);
   out.open_array("mdev_types");
   for (const auto& t : d.mdev_types) {
     out.open_object();
     out.print_string("id", t.id, {}, Show::json_only);
     out.print_opt_string("name", nonempty(t.name), {}, "-", Show::json_only);
-    out.print_opt_int("available_instances", opt64(t.available_instances), {}, "-",
-                      Show::json_only);
+    out.print_opt_int("available_instances", t.available_instances, {}, "-", Show::json_only);
     out.print_opt_string("device_api", nonempty(t.device_api), {}, "-", Show::json_only);
     out.close_object();
   }
@@ -174,12 +169,12 @@ void print_vf(Printer& out, const Topology& topo, const PciDevice& vf) {
   out.print_string("pf", vf.physfn, {"", 14});
   const PciDevice* pf = topo.tree().find(vf.physfn);
   out.print_opt_string("pf_name", nonempty(pf != nullptr ? topo.name_of(*pf) : ""), {"", 9});
-  out.print_opt_int("index", opt64(vf.vf_index), {"", 7});
+  out.print_opt_int("index", vf.vf_index, {"", 7});
   out.print_string("vendor", to_hex(vf.vendor, 4), {}, Show::json_only);
   out.print_string("device", to_hex(vf.device, 4), {}, Show::json_only);
   out.text(to_hex(vf.vendor, 4).substr(2) + ":" + to_hex(vf.device, 4).substr(2) + "  ");
-  out.print_opt_int("numa_node", opt64(vf.numa_node), {"", 6});
-  out.print_opt_int("iommu_group", opt64(vf.iommu_group), {"", 7});
+  out.print_opt_int("numa_node", vf.numa_node, {"", 6});
+  out.print_opt_int("iommu_group", vf.iommu_group, {"", 7});
   out.print_opt_string("driver", nonempty(vf.driver), {"", 12});
   // NVIDIA vGPU on SR-IOV: the type the VF has (0: none yet), and the
   // ones it can take.
@@ -192,7 +187,7 @@ void print_vf(Printer& out, const Topology& topo, const PciDevice& vf) {
       }
     }
   }
-  out.print_opt_int("vgpu_type", opt64(vf.vgpu_type), {}, "-", Show::json_only);
+  out.print_opt_int("vgpu_type", vf.vgpu_type, {}, "-", Show::json_only);
   out.print_opt_string("vgpu", vgpu, {}, "-", Show::text_only);
   out.open_array("vgpu_types");
   for (const auto& t : vf.vgpu_types) {
@@ -225,8 +220,7 @@ void print_mdev_types(Printer& out, const PciDevice& d) {
     out.print_string("parent", d.bdf, {"", 14}, Show::text_only);
     out.print_string("id", t.id, {"", 14}, Show::text_only);
     out.print_opt_string("name", nonempty(t.name), {"", 14}, "-", Show::text_only);
-    out.print_opt_int("available_instances", opt64(t.available_instances), {"", 11}, "-",
-                      Show::text_only);
+    out.print_opt_int("available_instances", t.available_instances, {"", 11}, "-", Show::text_only);
     out.print_opt_string("device_api", nonempty(t.device_api), {}, "-", Show::text_only);
     out.newline();
   }
@@ -251,8 +245,8 @@ void print_nvswitch(Printer& out, const Named& n) {
   out.print_string("vendor", to_hex(d.vendor, 4), {}, Show::json_only);
   out.print_string("device", to_hex(d.device, 4), {}, Show::json_only);
   out.text(to_hex(d.vendor, 4).substr(2) + ":" + to_hex(d.device, 4).substr(2) + "  ");
-  out.print_opt_int("numa_node", opt64(d.numa_node), {"", 6});
-  out.print_opt_int("iommu_group", opt64(d.iommu_group), {"", 7});
+  out.print_opt_int("numa_node", d.numa_node, {"", 6});
+  out.print_opt_int("iommu_group", d.iommu_group, {"", 7});
   out.print_opt_string("driver", nonempty(d.driver), {});
   out.close_object();
   out.newline();

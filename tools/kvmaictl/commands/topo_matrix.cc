@@ -31,10 +31,6 @@ constexpr std::array<LegendEntry, 6> kLegend{{
     {"SYS", "between NUMA nodes, over the socket interconnect (UPI, Infinity Fabric)"},
 }};
 
-std::optional<std::int64_t> opt64(std::optional<int> v) {
-  return v ? std::optional<std::int64_t>(*v) : std::nullopt;
-}
-
 }  // namespace
 
 void topo_matrix(const Words& /*words*/, Context& ctx) {
@@ -76,7 +72,7 @@ void topo_matrix(const Words& /*words*/, Context& ctx) {
         "cpu_affinity",
         n.dev->local_cpulist.empty() ? std::nullopt : std::optional(n.dev->local_cpulist),
         {"", cpu_width});
-    out.print_opt_int("numa_affinity", opt64(n.dev->numa_node), {});
+    out.print_opt_int("numa_affinity", n.dev->numa_node, {});
     out.close_object();
     out.newline();
   }
