@@ -2,6 +2,7 @@
 // object beside this one.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
@@ -12,6 +13,9 @@ namespace kvmai::kvmaictl {
 const std::vector<Object>& command_table();
 // The entry of `command` of `object` (exact names).
 const Command& table_command(std::string_view object, std::string_view command);
+
+// The group name the group and dev commands take first, checked.
+std::string group_operand(const Words& words);
 
 void check_show(const Words& words, Context& ctx);
 void check_record(const Words& words, Context& ctx);

@@ -17,18 +17,14 @@ std::string pci_addr(std::string_view s) {
   throw UsageError(fmt::format("bad PCI address \"{}\" (want [DDDD:]BB:DD.F)", printable(s)));
 }
 
-std::string group_name(const Words& words) {
-  return checked_name("group name", words.operand(0), KVMAI_NAME_LEN);
-}
-
 }  // namespace
 
 void dev_add(const Words& words, Context& ctx) {
-  ctx.kvmai().dev_add(group_name(words), pci_addr(words.operand(1)));
+  ctx.kvmai().dev_add(group_operand(words), pci_addr(words.operand(1)));
 }
 
 void dev_del(const Words& words, Context& ctx) {
-  ctx.kvmai().dev_del(group_name(words), pci_addr(words.operand(1)));
+  ctx.kvmai().dev_del(group_operand(words), pci_addr(words.operand(1)));
 }
 
 }  // namespace kvmai::kvmaictl

@@ -20,10 +20,6 @@ void print_groups(Context& ctx, const std::vector<Group>& groups) {
   ctx.out.close_array();
 }
 
-std::string group_name(const Words& words) {
-  return checked_name("group name", words.operand(0), KVMAI_NAME_LEN);
-}
-
 // group-set with whatever of mode and state is given.
 void set_group(Context& ctx, const std::string& name, std::optional<std::uint32_t> mode,
                std::optional<std::uint32_t> state) {
@@ -32,16 +28,20 @@ void set_group(Context& ctx, const std::string& name, std::optional<std::uint32_
 
 }  // namespace
 
+std::string group_operand(const Words& words) {
+  return checked_name("group name", words.operand(0), KVMAI_NAME_LEN);
+}
+
 void group_show(const Words& words, Context& ctx) {
   if (words.operands().empty()) {
     print_groups(ctx, ctx.kvmai().groups());
     return;
   }
-  print_groups(ctx, {ctx.kvmai().group(group_name(words))});
+  print_groups(ctx, {ctx.kvmai().group(group_operand(words))});
 }
 
 void group_add(const Words& words, Context& ctx) {
-  NewGroup g{.name = group_name(words),
+  NewGroup g{.name = group_operand(words),
              .vm = words.value("vm").value_or(""),
              .mode = std::nullopt,
              .bind_socket = words.has("bind-socket")};
@@ -66,7 +66,7 @@ void group_add(const Words& words, Context& ctx) {
 }
 
 void group_del(const Words& words, Context& ctx) {
-  ctx.kvmai().group_del(group_name(words));
+  ctx.kvmai().group_del(group_operand(words));
 }
 
 void group_set(const Words& words, Context& ctx) {
