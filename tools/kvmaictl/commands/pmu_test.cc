@@ -12,6 +12,7 @@
 namespace kvmai::kvmaictl {
 namespace {
 
+using testing::cat;
 using testing::fake_kvmai;
 using testing::FakeTransport;
 using ::testing::HasSubstr;
@@ -31,11 +32,6 @@ Args roots(const std::string& fixture, bool with_procfs = true) {
   if (with_procfs) {
     a.insert(a.end(), {"--procfs-root", testdata(fixture + "/proc")});
   }
-  return a;
-}
-
-Args cat(Args a, const Args& b) {
-  a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 

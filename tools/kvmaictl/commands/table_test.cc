@@ -17,6 +17,7 @@
 namespace kvmai::kvmaictl {
 namespace {
 
+using testing::cat;
 using testing::run_cli;
 using testing::RunResult;
 using ::testing::StartsWith;
@@ -73,11 +74,6 @@ TransportFactory no_module() {
 
 RunResult run(const Args& args) {
   return run_cli(args, no_module());
-}
-
-Args cat(Args a, const Args& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
 }
 
 // The shortest prefix of `word` that no other of `words` starts with.

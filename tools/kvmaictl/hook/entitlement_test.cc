@@ -27,9 +27,9 @@ using ::testing::HasSubstr;
 // stack 0000:30 on package 1: a root port and a GPU.  uncore_iio_1 maps
 // die 0 to the first and die 1 to the second, as skx_iio_mapping_show()
 // prints them; a memory-only node 2 (CXL) has no CPU.
-class Host {
+class EntitlementHost {
  public:
-  Host() {
+  EntitlementHost() {
     write_host_topology(dir_, "");
     dir_.write("devices/system/node/node2/cpulist", "\n");
     add("pci0000:10", {"0000:10:00.0"}, "0x060400");
@@ -77,7 +77,7 @@ DomainXml domain(const std::vector<std::string>& hostdevs, const std::string& cp
 
 // The message check_entitlement() throws, "" when it does not.
 std::string refusal(const std::string& unit, const std::string& cpus, const DomainXml& d,
-                    const Host& h) {
+                    const EntitlementHost& h) {
   try {
     check_entitlement("vm1", PmuPlan{.core = false, .units = {unit}, .cpus = cpus, .shared = false},
                       d, h.sys(), HostConfig{});
@@ -101,7 +101,7 @@ TEST(Entitlement, UnitsByWhatTheyCount) {
 }
 
 TEST(Entitlement, MemoryUnitsNeedStrictBindingToTheirPackagesNodes) {
-  const Host h;
+  const EntitlementHost h;
   const auto bound = [&](const std::string& numa) { return domain({}, "0-3", numa); };
   EXPECT_EQ(refusal("amd_l3", "0-3", bound(numatune("<memory mode='strict' nodeset='0'/>")), h),
             "");
@@ -136,7 +136,7 @@ TEST(Entitlement, MemoryUnitsNeedStrictBindingToTheirPackagesNodes) {
 }
 
 TEST(Entitlement, StackUnitsNeedEveryDeviceBelowTheStack) {
-  const Host h;
+  const EntitlementHost h;
   const std::string numa = numatune("<memory nodeset='0'/>");
   EXPECT_EQ(
       refusal("uncore_iio_1", "0-3", domain({"0000:11:00.0", "0000:12:00.0"}, "0-3", numa), h), "");
@@ -157,7 +157,7 @@ TEST(Entitlement, StackUnitsNeedEveryDeviceBelowTheStack) {
 // A host that shares the domain's packages gives it units without a
 // counter page: plan_domain() does not hold it to either rule.
 TEST(Entitlement, SharedDomainsAreNotChecked) {
-  const Host h;
+  const EntitlementHost h;
   HostConfig host;
   host.pmu_shared = {"vm1"};
   const DomainXml d = parse_domain_xml(

@@ -13,13 +13,13 @@ using testing::domain_xml;
 using testing::kvmai_vm;
 using testing::TempDir;
 
-constexpr std::string_view kUuid = "6b3c2c8e-1f0a-4d6e-9a51-3e2f00c0beef";
+constexpr std::string_view kPartitionUuid = "6b3c2c8e-1f0a-4d6e-9a51-3e2f00c0beef";
 
 // A host with the 82576 of the emulated host (offset 128, stride 2) and
 // the mtty sample parent.
-class Host {
+class PartitionHost {
  public:
-  Host() {
+  PartitionHost() {
     const std::string pf = "bus/pci/devices/0000:56:00.0/";
     dir_.write(pf + "sriov_totalvfs", "7\n");
     dir_.write(pf + "sriov_numvfs", "0\n");
@@ -41,7 +41,7 @@ HostConfig allowing(std::vector<std::string> parents) {
 }
 
 std::string refusal(const std::string& xml, const HostConfig& host) {
-  const Host h;
+  const PartitionHost h;
   try {
     plan_partitions(parse_domain_xml(xml), host, h.sys());
   } catch (const HookError& e) {
@@ -59,13 +59,13 @@ TEST(HookPartitions, MdevOfTheDomainOnAnAllowedParent) {
   const std::string xml =
       domain_xml("vm1", {},
                  kvmai_vm("<kvmai:partition parent='mtty' type='mtty-2' uuid='" +
-                          std::string(kUuid) + "' remove='yes'/>\n"),
-                 mdev_hostdev(kUuid));
-  const Host h;
+                          std::string(kPartitionUuid) + "' remove='yes'/>\n"),
+                 mdev_hostdev(kPartitionUuid));
+  const PartitionHost h;
   const auto plans = plan_partitions(parse_domain_xml(xml), allowing({"mtty"}), h.sys());
   ASSERT_EQ(plans.size(), 1U);
   EXPECT_TRUE(plans[0].mdev);
-  EXPECT_EQ(plans[0].uuid, kUuid);
+  EXPECT_EQ(plans[0].uuid, kPartitionUuid);
   EXPECT_TRUE(plans[0].remove);
 
   EXPECT_EQ(refusal(xml, allowing({})),
@@ -77,7 +77,7 @@ TEST(HookPartitions, MdevNotAHostdevOfTheDomain) {
   const std::string xml =
       domain_xml("vm1", {},
                  kvmai_vm("<kvmai:partition parent='mtty' type='mtty-2' uuid='" +
-                          std::string(kUuid) + "'/>\n"),
+                          std::string(kPartitionUuid) + "'/>\n"),
                  mdev_hostdev("11111111-2222-4333-8444-555555555555"));
   EXPECT_EQ(refusal(xml, allowing({"mtty"})),
             "partition: mdev 6b3c2c8e-1f0a-4d6e-9a51-3e2f00c0beef is not one of the domain's "
@@ -88,15 +88,15 @@ TEST(HookPartitions, MdevTypeTheParentLacks) {
   const std::string xml =
       domain_xml("vm1", {},
                  kvmai_vm("<kvmai:partition parent='mtty' type='mbochs-4' uuid='" +
-                          std::string(kUuid) + "'/>\n"),
-                 mdev_hostdev(kUuid));
+                          std::string(kPartitionUuid) + "'/>\n"),
+                 mdev_hostdev(kPartitionUuid));
   EXPECT_EQ(refusal(xml, allowing({"mtty"})), "partition: mtty offers no mdev type \"mbochs-4\"");
 }
 
 // VF 1 of 0000:56:00.0 is at routing ID 0x5600 + 128 + 2: 0000:56:10.2.
 TEST(HookPartitions, VfAtTheAddressTheDomainIsGiven) {
   const std::string meta = kvmai_vm("<kvmai:partition parent='0000:56:00.0' vfs='2' vf='1'/>\n");
-  const Host h;
+  const PartitionHost h;
   const auto plans = plan_partitions(parse_domain_xml(domain_xml("vm1", {"0000:56:10.2"}, meta)),
                                      allowing({"0000:56:00.0"}), h.sys());
   ASSERT_EQ(plans.size(), 1U);
@@ -121,8 +121,8 @@ TEST(HookPartitions, VfAtTheAddressTheDomainIsGiven) {
 TEST(HookPartitions, NeitherMdevNorVf) {
   EXPECT_EQ(refusal(domain_xml("vm1", {},
                                kvmai_vm("<kvmai:partition parent='mtty' type='mtty-2' uuid='" +
-                                        std::string(kUuid) + "' vfs='1' vf='0'/>\n"),
-                               mdev_hostdev(kUuid)),
+                                        std::string(kPartitionUuid) + "' vfs='1' vf='0'/>\n"),
+                               mdev_hostdev(kPartitionUuid)),
                     allowing({"mtty"})),
             "partition: an mdev (type, uuid) or a VF (vfs, vf, vgpu-type), not both");
   EXPECT_EQ(refusal(domain_xml("vm1", {}, kvmai_vm("<kvmai:partition parent='../x'/>\n")),

@@ -42,6 +42,12 @@ inline RunResult run_cli(const Args& args, const TransportFactory& connect = nul
   return r;
 }
 
+// `a` followed by `b`: a command line from its parts.
+inline Args cat(Args a, const Args& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 inline std::string testdata(const std::string& rel) {
   return std::string(KVMAICTL_TESTDATA) + "/" + rel;
 }
