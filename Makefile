@@ -30,6 +30,11 @@ KSRC ?= $(KVMAI_CACHE)/linux-source-7
 BUILD := $(CURDIR)/build
 PREFIX ?= /usr/local
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
+# tools/ compiled 16 sources at a time: a cold build in about half the
+# time on two cores.  UNITY=OFF compiles file by file (quicker after a
+# one-file edit); the Debian package build always does, so a source that
+# leans on another's includes still fails somewhere.
+UNITY ?= ON
 
 all: kmod tools
 
@@ -68,7 +73,8 @@ mtty-6.12:
 	else echo "mtty-6.12: no $$src (make deps): the 6.12 boots skip mdev partitions"; fi
 
 tools-configure = cmake -S tools -B $(BUILD)/tools -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
-		-DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) -DCMAKE_UNITY_BUILD=$(UNITY) \
+		-DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null
 
 tools:
 	$(tools-configure)
