@@ -192,6 +192,22 @@ echo "$1" >"$SIM/held"
 """
 
 
+def pipe_holders(pipe):
+    """The processes, other than this one, that hold the other end of
+    @pipe: 'PID COMM' each."""
+    target = f"pipe:[{os.fstat(pipe.fileno()).st_ino}]"
+    holders = []
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        if fd_dir.parent.name == str(os.getpid()):
+            continue
+        try:
+            if any(os.readlink(fd) == target for fd in fd_dir.iterdir()):
+                holders.append(f"{fd_dir.parent.name} {(fd_dir.parent / 'comm').read_text().strip()}")
+        except OSError:
+            continue    # gone meanwhile
+    return holders
+
+
 class L2Retry(unittest.TestCase):
     """guest/l2-run boots L2 again after a silent reset; what -p did for
     the QEMU that is gone must be undone first (-r), or the second boot
@@ -221,8 +237,15 @@ class L2Retry(unittest.TestCase):
                 (d / "share" / f).touch()
             args = [str(d / "l2-run"), "-w", str(d / "w"), "-p", str(d / "assign"),
                     "-q", str(d / "vmm")] + (["-r", str(d / "release")] if undo else [])
-            return subprocess.run(args, capture_output=True, text=True,
-                                  env={**os.environ, "SIM": sim})
+            with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env={**os.environ, "SIM": sim}) as proc:
+                proc.wait()
+                # The selftests read l2-run's output to its end (popen):
+                # nothing of it may hold the pipe once it exited.
+                self.assertEqual([], pipe_holders(proc.stdout), "stdout")
+                self.assertEqual([], pipe_holders(proc.stderr), "stderr")
+                out, err = proc.communicate()
+            return subprocess.CompletedProcess(args, proc.returncode, out, err)
 
     def test_second_boot_starts_once_undone(self):
         r = self.run_l2(undo=True)
