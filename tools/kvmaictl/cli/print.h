@@ -58,11 +58,9 @@ class Printer {
                      std::string_view unknown_text = "-", Show show = Show::any);
   // The same for a narrower integer (a u32 attribute, an int of sysfs).
   template <std::integral T>
-  requires(sizeof(T) <=
-           sizeof(std::int32_t)) void print_opt_int(std::string_view key, std::optional<T> value,
-                                                    Col col = {},
-                                                    std::string_view unknown_text = "-",
-                                                    Show show = Show::any) {
+  void print_opt_int(std::string_view key, std::optional<T> value, Col col = {},
+                     std::string_view unknown_text = "-",
+                     Show show = Show::any) requires(sizeof(T) <= sizeof(std::int32_t)) {
     print_opt_int(key, value ? std::optional<std::int64_t>(*value) : std::nullopt, col,
                   unknown_text, show);
   }
