@@ -496,12 +496,13 @@ TEST_F_TIMEOUT(l2unc, guest_msr_reads_exit_only_when_intercepted, 600)
 	 * One exit per read, within what the estimate can tell: the reads
 	 * in the window are L2's rate over its whole loop times the window,
 	 * and the exits L2 takes anyway come from another window.  Under a
-	 * loaded build machine either is off by up to a tenth (0.91 to 1.01
-	 * seen), which leaves the released reads' exits far from the
-	 * attached ones' 0.
+	 * loaded build machine that is off by a tenth below and a third
+	 * above (0.91 to 1.33 seen, the latter in a full run on the Genoa
+	 * model), which keeps the released reads' exits far from the
+	 * attached ones' 0; above, the bound is half-way to two per read.
 	 */
 	EXPECT_GT(rev_per_read, 0.8);
-	EXPECT_LT(rev_per_read, 1.25);
+	EXPECT_LT(rev_per_read, 1.5);
 	/* Released, the unit reads as stopped counters: no fault either. */
 	EXPECT_EQ(0, rev_refused) TH_LOG("the guest's reads of the released counter faulted");
 }
