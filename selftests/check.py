@@ -164,20 +164,25 @@ KTAP_RE = re.compile(r"^(not ok|ok) \d+ (\S+)(.*)$")
 KERNEL_SKIP_RE = re.compile(r"# SKIP (kernel|KVM) ")
 
 
-# Why a case failed, from the '# ' lines it printed: first the harness's
-# failed assertion (file.c:LINE:case:...), else the first kernel report
-# kernel-health quotes (its own pattern).
-WHY_RES = (re.compile(r"^#\s+(\S+\.c:\d+:.*)$"),
-           re.compile(r"^#\s+(.*(WARNING:|BUG:|possible (circular|recursive) locking|"
-                      r"inconsistent lock state|suspicious RCU usage|"
-                      r"sleeping function called|general protection fault|Oops).*)$"))
+# Why a case failed, from the '# ' lines it printed, in this order: the
+# harness's failed assertion (file.c:LINE:case:Expected ...); the harness
+# ending it (timeout, signal); the first kernel report kernel-health quotes
+# (its own pattern); else the last line the case logged with TH_LOG
+# (file.c:LINE:case:...), nearest to where it stopped.  A TH_LOG line also
+# has file.c:LINE:, so "the first such line" named a log, not the failure.
+WHY_RES = ((re.compile(r"^#\s+(\S+\.c:\d+:[^:\s]+:Expected .*)$"), False),
+           (re.compile(r"^#\s+(\S+: Test terminated .*)$"), False),
+           (re.compile(r"^#\s+(.*(WARNING:|BUG:|possible (circular|recursive) locking|"
+                       r"inconsistent lock state|suspicious RCU usage|"
+                       r"sleeping function called|general protection fault|Oops).*)$"), False),
+           (re.compile(r"^#\s+(\S+\.c:\d+:.*)$"), True))
 
 
 def failure_why(notes):
     """One line saying why a case failed: the summary is the only part of
     a long run's output sure to be read, so it carries the reason too."""
-    for why_re in WHY_RES:
-        for note in notes:
+    for why_re, last in WHY_RES:
+        for note in reversed(notes) if last else notes:
             m = why_re.match(note)
             if m:
                 return m.group(1).strip()[:200]

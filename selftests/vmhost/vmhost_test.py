@@ -131,18 +131,25 @@ class EmulatorFailure(unittest.TestCase):
         self.assertIsNone(vmhost.emulator_failure(1, ""))
 
 
-# A harness case that failed an assertion, then logged more, beside one
-# that passed; then kernel-health's report of a warning.
+# A harness case that logged (TH_LOG: file:line too), failed an assertion,
+# then logged more; one that passed; one that ran out of time after a log
+# line; then kernel-health's report of a warning.
 FAILED_RUN = """\
 # kvmai-selftest: nested_uncore_test
 TAP version 13
 #  RUN           l2unc.reads ...
+# nested_uncore_test.c:269:reads:virsh start vm1: exit 0 after 14.9 s
 # no reads (the same loop): 1200 exits in 2.00 s
 # nested_uncore_test.c:487:reads:Expected att_per_read (0.700000) < 0.01 (0.01)
 # reads: Test terminated by assertion
 #          FAIL  l2unc.reads
 not ok 1 l2unc.reads
 ok 2 l2unc.revoke
+#  RUN           l2unc.boots ...
+# nested_uncore_test.c:101:boots:l2-run started
+# boots: Test terminated by timeout
+#          FAIL  l2unc.boots
+not ok 3 l2unc.boots
 # kvmai-selftest-exit: nested_uncore_test 1
 # kvmai-selftest-time: nested_uncore_test 97.5
 # kvmai-selftest: kernel_health
@@ -166,13 +173,22 @@ class Summary(unittest.TestCase):
         self.assertIn("nested-pmu: nested_uncore_test: l2unc.reads: nested_uncore_test.c:487:"
                       "reads:Expected att_per_read", self.failures().failures[0])
 
+    def test_timeout_is_the_reason(self):
+        self.assertIn("l2unc.boots: boots: Test terminated by timeout", self.failures().failures[1])
+
     def test_kernel_report_is_the_reason(self):
         self.assertIn("kernel_health.no_warnings_or_lock_reports: [  312.5] WARNING: CPU: 1",
-                      self.failures().failures[1])
+                      self.failures().failures[2])
+
+    def test_log_line_is_the_reason_when_nothing_else_says(self):
+        tally = check.Tally()
+        check.parse_selftests(tally, "vm", "# kvmai-selftest: p2p_test\n#  RUN p2p.a ...\n"
+                              "# p2p_test.c:10:a:first\n# p2p_test.c:12:a:last\nnot ok 1 p2p.a\n")
+        self.assertIn("p2p.a: p2p_test.c:12:a:last", tally.failures[0])
 
     def test_passed_case_gives_no_reason(self):
         tally = self.failures()
-        self.assertEqual((1, 2), (tally.passed, tally.failed))
+        self.assertEqual((1, 3), (tally.passed, tally.failed))
 
     def test_binary_times_are_kept_per_stage(self):
         self.assertEqual({"nested-pmu": {"nested_uncore_test": 97.5}}, self.failures().times)
