@@ -74,6 +74,9 @@ class Tally:
         self.passed_on = {}
         # Seconds each selftest binary of a boot took: stage -> {name: s}.
         self.times = {}
+        # Seconds each stage took, and how long the run waited for a
+        # background stage ("waited NAME"), in the order they ended.
+        self.stage_seconds = {}
 
     def add(self, stage, name, result, why=""):
         if result == "pass":
@@ -104,7 +107,7 @@ class Tally:
     # A child check.py's counts, kernel-feature skips still held, go to
     # its parent as JSON (--tally-out), which settles them with its own.
     FIELDS = ("passed", "failed", "skipped", "failures", "retries", "kernel_skips",
-              "passed_on")
+              "passed_on", "stage_seconds")
 
     def save(self, path):
         Path(path).write_text(json.dumps({k: getattr(self, k) for k in self.FIELDS}))
@@ -120,6 +123,14 @@ class Tally:
             self.kernel_skips.setdefault(name, []).extend(stages)
         for name, stage in other["passed_on"].items():
             self.passed_on.setdefault(name, stage)
+        self.stage_seconds.update(other["stage_seconds"])
+
+    def stage_line(self, before=""):
+        """Every stage's time on one line, for the end of the run: a CI log
+        may show only its last lines.  @before: times of what ran before
+        check.py (.ci/run's KVMAI_CI_TIMES), put first."""
+        times = ", ".join(f"{name} {t:.0f}s" for name, t in self.stage_seconds.items())
+        return "check: times: " + "; ".join(x for x in (before, times) if x)
 
 
 def stage_unit(tally, args):
@@ -426,9 +437,11 @@ def run_stage(tally, args, name):
         stage_boot(tally, args, name)
     p, f, s = (a - b for a, b in zip((tally.passed, tally.failed, tally.skipped), before))
     held = sum(name in st for st in tally.kernel_skips.values())
+    took = time.monotonic() - t0
+    tally.stage_seconds[name] = took
     print(f"check: {name}: {p} passed, {f} failed, {s} skipped"
           + (f", {held} for the other kernel" if held else "")
-          + f" in {time.monotonic() - t0:.1f}s", flush=True)
+          + f" in {took:.1f}s", flush=True)
     # Where a boot's minutes went, so the run's budget can be kept.
     slowest = sorted(tally.times.get(name, {}).items(), key=lambda kv: -kv[1])[:4]
     if slowest:
@@ -488,6 +501,7 @@ def run_plan(tally, args, steps):
             if name in background:
                 t0 = time.monotonic()
                 join(tally, name, background.pop(name))
+                tally.stage_seconds[f"waited {name}"] = time.monotonic() - t0
                 print(f"check: waited {time.monotonic() - t0:.1f}s for {name}", flush=True)
         for name in step.start:
             WORKDIR.mkdir(parents=True, exist_ok=True)
@@ -500,6 +514,7 @@ def run_plan(tally, args, steps):
     for name, child in background.items():
         t0 = time.monotonic()
         join(tally, name, child)
+        tally.stage_seconds[f"waited {name}"] = time.monotonic() - t0
         print(f"check: waited {time.monotonic() - t0:.1f}s for {name} at the end", flush=True)
 
 
@@ -539,6 +554,7 @@ def main():
     for r in tally.retries:
         print(f"RETRY {r}")
     print(f"check: {len(tally.retries)} boot(s) repeated")
+    print(tally.stage_line(os.environ.get("KVMAI_CI_TIMES", "")))
     print(f"check: all stages in {time.monotonic() - t_all:.1f}s")
     print(tally.summary())
     return 1 if tally.failed else 0

@@ -193,6 +193,17 @@ class Summary(unittest.TestCase):
     def test_binary_times_are_kept_per_stage(self):
         self.assertEqual({"nested-pmu": {"nested_uncore_test": 97.5}}, self.failures().times)
 
+    def test_stage_times_end_the_run_with_a_childs(self):
+        child, parent = check.Tally(), check.Tally()
+        child.stage_seconds["deb"] = 801.4
+        parent.stage_seconds["vm"] = 112.2
+        with tempfile.TemporaryDirectory() as tmp:
+            child.save(Path(tmp) / "deb.json")
+            parent.merge(Path(tmp) / "deb.json")
+        parent.stage_seconds["waited deb"] = 0.1
+        self.assertEqual("check: times: deps 37s, build 170s; vm 112s, deb 801s, waited deb 0s",
+                         parent.stage_line("deps 37s, build 170s"))
+
 
 # A VMM that resets silently on its first boot (TCG's nested SVM), then
 # reports; and -p/-r commands that reserve and release as the module does:
