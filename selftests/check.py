@@ -347,8 +347,13 @@ def stage_product(tally, args):
 def stage_deb(tally, args):
     """tools/devenv/deb.sh build lint check: the Debian packages built,
     lintian-clean, installed in a clean bookworm root where DKMS builds the
-    module; one count per 'deb: NAME: ok|FAILED' line."""
-    run_counted(tally, args, "deb", [TOP / "tools/devenv/deb.sh", "build", "lint", "check"],
+    module; one count per 'deb: NAME: ok|FAILED' line.  Built with nocheck:
+    the unit stage ran the same tests, and building them file by file again
+    took 725 s of CPU where the packages alone take 265 s, on the two
+    cores the patched kernel's boots need.
+    """
+    run_counted(tally, args, "deb", ["env", "DEB_BUILD_OPTIONS=nocheck",
+                                     TOP / "tools/devenv/deb.sh", "build", "lint", "check"],
                 verdict_case("deb"), "packages")
 
 
