@@ -138,12 +138,23 @@ static void dom_state(const char *dom, char *state, size_t len)
  * libvirtd answers before it has reconnected to the domains it found
  * running: each reconnect, the hook's included, runs in a thread of its
  * own under a domain job.  A monitor command needs a job too, so it
- * returns only once the reconnect, and with it the hook, is over.
+ * returns only once the reconnect, and with it the hook, is over.  It
+ * waits 30 s for the job at most, then fails with "cannot acquire state
+ * change lock"; a reconnect on a loaded host (a stopped QEMU, monitor
+ * queries and the hook, all under emulation) can hold the job longer, so
+ * that answer is asked again, for up to five minutes in all.
  */
 static int reconnected(const char *dom, char *out, size_t len)
 {
-	return virsh(out, len, "qemu-monitor-command %s '{\"execute\":\"query-status\"}'",
-		     dom);
+	int rc;
+
+	for (int i = 0; i < 10; i++) {
+		rc = virsh(out, len, "qemu-monitor-command %s '{\"execute\":\"query-status\"}'",
+			   dom);
+		if (!rc || !strstr(out, "cannot acquire state change lock"))
+			break;
+	}
+	return rc;
 }
 
 /* Whether lspci shows DirectTrans+ in the ACS control of @bdf. */
