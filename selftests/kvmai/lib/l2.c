@@ -55,3 +55,30 @@ bool kt_l2_exits_window(struct kt_l2_exits *from, struct kt_l2_exits *to,
 	kt_l2_exits_now(to);
 	return true;
 }
+
+/*
+ * Quiet stretches, in order: runs of samples with the same io_exits that
+ * last @quiet_s or more.  The first counts as the level before the loop
+ * until one at least @min_rise higher comes: the loop's end.  A smaller
+ * rise between them (the tail of the console line that announced the
+ * loop) moves the level before it up, so only the loop is counted.
+ */
+long kt_l2_io_rise(const struct kt_l2_exits *s, int n, double quiet_s, long min_rise)
+{
+	long before = -1;
+	int i = 0;
+
+	while (i < n) {
+		int j = i;
+
+		while (j + 1 < n && s[j + 1].io == s[i].io)
+			j++;
+		if (s[i].io >= 0 && s[j].t - s[i].t >= quiet_s) {
+			if (before >= 0 && s[i].io - before >= min_rise)
+				return s[i].io - before;
+			before = s[i].io;
+		}
+		i = j + 1;
+	}
+	return -1;
+}

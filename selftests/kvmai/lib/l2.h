@@ -27,5 +27,12 @@ void kt_l2_exits_now(struct kt_l2_exits *e);
 /* Waits @start_us, then samples @from and, @len_us later, @to; true. */
 bool kt_l2_exits_window(struct kt_l2_exits *from, struct kt_l2_exits *to,
 			unsigned int start_us, unsigned int len_us);
+/*
+ * The I/O exits of a loop L2 ran between two quiet stretches, counted
+ * whole from @n samples taken around it: the rise of at least @min_rise
+ * from the last stretch of @quiet_s seconds or more without an I/O exit
+ * before it to the first such stretch after it.  -1 if there is none.
+ */
+long kt_l2_io_rise(const struct kt_l2_exits *s, int n, double quiet_s, long min_rise);
 
 #endif /* KT_L2_H */
