@@ -36,7 +36,7 @@
 #define BW "mock_bw"
 #define WORK "/tmp/l2-counters"
 #define OUT WORK ".out"
-/* L2 reads for 4 s from 1 s after announcing it; count the middle 3 s. */
+/* The loops without reads and mapped: 6 s from 1 s after L2 announces each; count 3 s. */
 #define WINDOW_START_US 1500000
 #define WINDOW_US 3000000
 
