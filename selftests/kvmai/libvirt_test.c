@@ -1117,17 +1117,5 @@ TEST_F_TIMEOUT(libvirt, planned_domain_boots_as_planned, 400)
 
 int main(int argc, char **argv)
 {
-	char saved[NVM][64];
-	size_t bound = 0;
-	int ret;
-
-	/* Outside the emulated host the fixture skips every case. */
-	if (kt_dev("gpu0"))
-		bound = kt_dev_bind_vfio(vm_devs, NVM, saved);
-	ret = test_harness_run(argc, argv);
-	/* The host's own drivers back, as before the run. */
-	for (size_t i = 0; i < bound; i++)
-		if (strcmp(saved[i], "vfio-pci"))
-			_test_cmd_pci_bind(kt_dev_bdf(vm_devs[i]), "");
-	return ret;
+	return kt_dev_run_bound(vm_devs, NVM, test_harness_run, argc, argv);
 }

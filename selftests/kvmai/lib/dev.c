@@ -4,6 +4,7 @@
  * (guest/resolve-devices): tests name devices, never addresses.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dev.h"
@@ -95,4 +96,21 @@ size_t kt_dev_bind_vfio(const char *const *names, size_t n, char saved[][64])
 			break;
 	}
 	return i;
+}
+
+int kt_dev_run_bound(const char *const *names, size_t n, int (*run)(int, char **),
+		     int argc, char **argv)
+{
+	char (*saved)[64] = calloc(n, sizeof(*saved));
+	size_t bound = 0;
+	int ret;
+
+	if (saved && kt_dev("gpu0"))
+		bound = kt_dev_bind_vfio(names, n, saved);
+	ret = run(argc, argv);
+	for (size_t i = 0; i < bound; i++)
+		if (strcmp(saved[i], "vfio-pci"))
+			_test_cmd_pci_bind(kt_dev_bdf(names[i]), "");
+	free(saved);
+	return ret;
 }

@@ -40,5 +40,15 @@ __u16 kt_dev_acs_now(const char *name);
  * are bound, so names[ret] failed if ret < n.
  */
 size_t kt_dev_bind_vfio(const char *const *names, size_t n, char saved[][64]);
+/*
+ * A selftest's run, @run(@argc, @argv) (test_harness_run), with its cases
+ * giving the @n devices of @names to VMs: bound to vfio-pci once for the
+ * run, as an operator's host keeps them (a rebind is a host driver's
+ * remove and probe, about 0.25 s under TCG), and those not on vfio-pci
+ * before given back to their host drivers at the end.  Outside the
+ * emulated host nothing is bound: the fixtures skip every case there.
+ */
+int kt_dev_run_bound(const char *const *names, size_t n, int (*run)(int, char **),
+		     int argc, char **argv);
 
 #endif /* KT_DEV_H */
