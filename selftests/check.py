@@ -497,6 +497,15 @@ def run_group(tally, args, names):
     print(f"check: {'+'.join(names)} together in {time.monotonic() - t0:.1f}s", flush=True)
 
 
+def wait_for(tally, name, child, when=""):
+    """join() background stage @name, its wait timed and kept as "waited
+    NAME" among the stage times."""
+    t0 = time.monotonic()
+    join(tally, name, child)
+    waited = tally.stage_seconds[f"waited {name}"] = time.monotonic() - t0
+    print(f"check: waited {waited:.1f}s for {name}{when}", flush=True)
+
+
 def run_plan(tally, args, steps):
     """Each step in turn; a step's background stages start before it,
     after those it needs are done; the rest are waited for at the end."""
@@ -504,10 +513,7 @@ def run_plan(tally, args, steps):
     for step in steps:
         for name in step.needs:
             if name in background:
-                t0 = time.monotonic()
-                join(tally, name, background.pop(name))
-                tally.stage_seconds[f"waited {name}"] = time.monotonic() - t0
-                print(f"check: waited {time.monotonic() - t0:.1f}s for {name}", flush=True)
+                wait_for(tally, name, background.pop(name))
         for name in step.start:
             WORKDIR.mkdir(parents=True, exist_ok=True)
             print(f"check: {name} starts in the background", flush=True)
@@ -517,10 +523,7 @@ def run_plan(tally, args, steps):
         else:
             run_group(tally, args, list(step.names))
     for name, child in background.items():
-        t0 = time.monotonic()
-        join(tally, name, child)
-        tally.stage_seconds[f"waited {name}"] = time.monotonic() - t0
-        print(f"check: waited {time.monotonic() - t0:.1f}s for {name} at the end", flush=True)
+        wait_for(tally, name, child, " at the end")
 
 
 def main():
