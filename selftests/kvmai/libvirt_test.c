@@ -177,13 +177,13 @@ static int lspci_dt(const char *bdf)
 
 FIXTURE(libvirt) {
 	struct kt_nl nl;
-	char drv[NVM][64];
 	struct kt_acs before;
 	char out[16384];
 };
 
 FIXTURE_SETUP(libvirt)
 {
+	char drv[NVM][64];
 	size_t bound;
 
 	if (access(LIBVIRTD, X_OK))
@@ -192,7 +192,7 @@ FIXTURE_SETUP(libvirt)
 	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 	test_cmd_mod_load(KT_MOD_MOCK_PMU, NULL);
 	ASSERT_EQ(0, kt_nl_open(&self->nl));
-	bound = kt_dev_bind_vfio(vm_devs, NVM, self->drv);
+	bound = kt_dev_bind_vfio(vm_devs, NVM, drv);
 	ASSERT_EQ(NVM, bound) TH_LOG("cannot bind %s to vfio-pci", vm_devs[bound]);
 	ASSERT_EQ(0, hugepages_up());
 	ASSERT_EQ(0, libvirtd_up())

@@ -41,20 +41,20 @@ static const char *const vm_devs[] = { "gpu0", "gpu1", "nic0", "nic1", "gpu2", "
 
 FIXTURE(p2p) {
 	struct kt_nl nl;
-	char saved_drv[NVM][64];
 	struct kt_acs before;
 	struct kt_group g;
 };
 
 FIXTURE_SETUP(p2p)
 {
+	char drv[NVM][64];
 	size_t bound;
 
 	if (!kt_dev("gpu0"))
 		SKIP(return, "no device map at %s: not in the emulated host", KT_DEVICES_FILE);
 	test_cmd_mod_load(KT_MOD_KVMAI, NULL);
 	ASSERT_EQ(0, kt_nl_open(&self->nl));
-	bound = kt_dev_bind_vfio(vm_devs, NVM, self->saved_drv);
+	bound = kt_dev_bind_vfio(vm_devs, NVM, drv);
 	ASSERT_EQ(NVM, bound) TH_LOG("cannot bind %s to vfio-pci", vm_devs[bound]);
 	kt_acs_snap(&self->before);
 	ASSERT_GE(self->before.n, 10);
