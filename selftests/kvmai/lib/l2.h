@@ -35,4 +35,23 @@ bool kt_l2_exits_window(struct kt_l2_exits *from, struct kt_l2_exits *to,
  */
 long kt_l2_io_rise(const struct kt_l2_exits *s, int n, double quiet_s, long min_rise);
 
+/*
+ * L2's reads of one MSR that exit to L1's KVM, counted exactly: KVM's
+ * kvm_msr tracepoint, filtered to reads of that MSR, as a counting perf
+ * event on every CPU of L1 (what 'perf stat -a -e kvm:kvm_msr --filter'
+ * counts).  KVM traces each RDMSR it handles, answered or refused, and
+ * none of the reads a guest makes without an exit.
+ */
+#define KT_L2_MAX_CPUS 64
+struct kt_l2_msr_exits {
+	int fd[KT_L2_MAX_CPUS];
+	int n;
+};
+
+/* Starts counting L2's exits on reads of MSR @msr: 0 or -errno. */
+int kt_l2_msr_exits_open(struct kt_l2_msr_exits *c, __u32 msr);
+/* The exits counted since kt_l2_msr_exits_open(), or -1. */
+long kt_l2_msr_exits_read(const struct kt_l2_msr_exits *c);
+void kt_l2_msr_exits_close(struct kt_l2_msr_exits *c);
+
 #endif /* KT_L2_H */

@@ -7,14 +7,11 @@
  * the kernel refused (a #GP, e.g. an MSR KVM does not know) and their
  * cost; the host counts the exits (nested_uncore_test.c).
  *
- * Mode none runs the same loop without reads: the exits L2 takes anyway.
- *
- *   msr_reads msr|none SECONDS MSR
+ *   msr_reads SECONDS MSR
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,18 +32,16 @@ int main(int argc, char **argv)
 	unsigned long reads = 0, refused = 0;
 	__u64 val;
 	double secs, t0, t;
-	bool none;
 	cpu_set_t cpu0;
 	off_t msr;
 	int fd;
 
-	if (argc != 4 || (strcmp(argv[1], "msr") && strcmp(argv[1], "none"))) {
-		fprintf(stderr, "usage: msr_reads msr|none SECONDS MSR\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: msr_reads SECONDS MSR\n");
 		return 2;
 	}
-	none = !strcmp(argv[1], "none");
-	secs = atof(argv[2]);
-	msr = strtoul(argv[3], NULL, 0);
+	secs = atof(argv[1]);
+	msr = strtoul(argv[2], NULL, 0);
 	CPU_ZERO(&cpu0);
 	CPU_SET(0, &cpu0);
 	if (sched_setaffinity(0, sizeof(cpu0), &cpu0)) {
@@ -61,12 +56,12 @@ int main(int argc, char **argv)
 	t0 = now();
 	do {
 		for (int i = 0; i < 100; i++)
-			if (!none && pread(fd, &val, sizeof(val), msr) != sizeof(val))
+			if (pread(fd, &val, sizeof(val), msr) != sizeof(val))
 				refused++;
 		reads += 100;
 	} while ((t = now()) - t0 < secs);
-	printf("msr_reads %s %#llx reads %lu refused %lu seconds %.3f ns_per_read %.1f\n",
-	       argv[1], (unsigned long long)msr, reads, refused, t - t0, (t - t0) * 1e9 / reads);
+	printf("msr_reads %#llx reads %lu refused %lu seconds %.3f ns_per_read %.1f\n",
+	       (unsigned long long)msr, reads, refused, t - t0, (t - t0) * 1e9 / reads);
 	close(fd);
 	return 0;
 }
