@@ -83,43 +83,46 @@
 #define TENANT_DF_COUNT 0xdf0
 #define TENANT_L3_COUNT 0x130
 
-/* A field of the emulated host's /proc/cpuinfo; -cpu host gives L2 the same. */
-static unsigned int cpuinfo_field(const char *field)
+/*
+ * The value of field @field of the emulated host's /proc/cpuinfo (its
+ * first CPU's), space-padded at both ends, in @val; -cpu host gives L2
+ * the same.  False if there is no such field.
+ */
+static bool cpuinfo_value(const char *field, char *val, size_t len)
 {
-	char line[256];
-	unsigned int v = 0;
 	size_t n = strlen(field);
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, n) && line[n] == '\t') {
-			v = atoi(strchr(line, ':') + 1);
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/* Whether the emulated host's CPU has flag @flag (/proc/cpuinfo). */
-static bool cpu_flag(const char *flag)
-{
-	char line[4096], word[64];
+	char line[4096];
 	bool found = false;
 	FILE *f = fopen("/proc/cpuinfo", "r");
 
-	snprintf(word, sizeof(word), " %s ", flag);
 	while (f && !found && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "flags\t", 6))
+		const char *colon = strchr(line, ':');
+
+		if (strncmp(line, field, n) || line[n] != '\t' || !colon)
 			continue;
-		line[strcspn(line, "\n")] = ' ';
-		found = strstr(line, word);
-		break;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(val, len, "%s ", colon + 1);
+		found = true;
 	}
 	if (f)
 		fclose(f);
 	return found;
+}
+
+static unsigned int cpuinfo_field(const char *field)
+{
+	char val[64];
+
+	return cpuinfo_value(field, val, sizeof(val)) ? atoi(val) : 0;
+}
+
+/* Whether the emulated host's CPU has flag @flag. */
+static bool cpu_flag(const char *flag)
+{
+	char flags[4096], word[64];
+
+	snprintf(word, sizeof(word), " %s ", flag);
+	return cpuinfo_value("flags", flags, sizeof(flags)) && strstr(flags, word);
 }
 
 static unsigned int cpu_family(void)
