@@ -99,7 +99,8 @@ class Table:
             if where != "host" and where not in profiles:
                 raise TableError(f"selftest {name}: no [profile.{where}] in {topology}")
             self.selftests[name] = Selftest(name, where, tuple(v.get("load", ())))
-        self.plan()
+        # Planned once, which also checks the boots' order.
+        self.steps = self._plan()
 
     def stages(self):
         """Every stage name check.py knows: its own, then the boots."""
@@ -116,6 +117,9 @@ class Table:
         with the stages beside it, the background stages it starts and
         those it waits for.  A background stage is started once, before
         any step needs it."""
+        return list(self.steps)
+
+    def _plan(self):
         steps = [Step((name,)) for name in self.first]
         started = set()
         for b in self.boots.values():
