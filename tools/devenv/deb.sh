@@ -377,7 +377,11 @@ session() {
 		[ -z "$srctree" ] || bind_ro "$srctree"
 		kver=$(find "$kdir/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
 		# Its VFIO is built in, mdev a module (patches/kernel.config).
+		# kernel.sh check compiles in the same tree: one at a time.
+		exec 9>"$kbuild/.kvmai-lock"
+		flock 9
 		dkms_kernel series "$kver" "$kbuild" "$kdir/lib/modules/$kver" kvmai mdev
+		exec 9>&-
 	else
 		note "no patched kernel ('make kernel'): DKMS checked on 6.12 only"
 	fi

@@ -28,6 +28,10 @@ series=$top/patches/series
 fragment=$top/patches/kernel.config
 
 log() { printf 'kernel: %s\n' "$*"; }
+# Holds build tree $1's lock until the script exits: deb.sh's DKMS check
+# builds against the tree cmd_check compiles in, and make check runs the
+# two in different stages at the same time.
+tree_lock() { mkdir -p "$1" && exec 9>"$1/.kvmai-lock" && flock 9; }
 die() { printf 'kernel: error: %s\n' "$*" >&2; exit 1; }
 
 [ -f "$src/.complete" ] || die "no mainline source in $src (run 'make deps')"
@@ -192,6 +196,7 @@ cmd_check() {
 			echo "checkpatch: $(basename "$p"): 0 errors, 0 warnings, 0 checks"
 		fi
 	done
+	tree_lock "$out"
 	configure
 	# The C files the series adds or modifies, as objects to compile
 	# (selftests apart: they are programs, built below).
