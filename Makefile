@@ -94,7 +94,8 @@ vm-payload: kmod-test tools selftests mtty-6.12
 		 $(BUILD)/vm-payload/l2
 	cp $(KMOD_TEST)/kvmai.ko $(KMOD_TEST)/testing/kvmai_mock_pmu.ko \
 	   $(KMOD_TEST)/testing/kvmai_mock_vfbus.ko $(KMOD_TEST)/testing/kvmai_mock_vgpu.ko \
-	   $(wildcard $(KMOD_TEST)/testing/kvmai_mock_counters.ko $(KMOD_TEST)/testing/uncore_guest.ko) \
+	   $(wildcard $(KMOD_TEST)/testing/kvmai_mock_counters.ko $(KMOD_TEST)/testing/uncore_guest.ko \
+		      $(KMOD_TEST)/testing/kvmai_mock_mdev.ko) \
 	   $(wildcard $(MTTY_612)/mtty.ko) \
 	   $(BUILD)/vm-payload/
 	cp $(BUILD)/tools/kvmaictl/kvmaictl $(BUILD)/tools/kvmaistat/kvmaistat \

@@ -22,6 +22,7 @@ static const struct {
 	[KT_MOD_MOCK_COUNTERS] = { "kvmai_mock_counters", KT_MOCK_COUNTERS_PATH },
 	[KT_MOD_MOCK_VFBUS] = { "kvmai_mock_vfbus", KT_MOCK_VFBUS_PATH },
 	[KT_MOD_MOCK_VGPU] = { "kvmai_mock_vgpu", KT_MOCK_VGPU_PATH },
+	[KT_MOD_MOCK_MDEV] = { "kvmai_mock_mdev", KT_MOCK_MDEV_PATH },
 };
 
 static bool loaded(const char *name)
@@ -66,6 +67,7 @@ int _test_cmd_mod_load(enum kt_mod mod, const char *params)
 		break;
 	case KT_MOD_MOCK_VFBUS:
 	case KT_MOD_MOCK_VGPU:
+	case KT_MOD_MOCK_MDEV:
 		break;
 	}
 	return ret ?: load(mods[mod].name, mods[mod].path, params);

@@ -13,6 +13,7 @@
 #define KT_MOCK_COUNTERS_PATH "/kvmai/kvmai_mock_counters.ko"
 #define KT_MOCK_VFBUS_PATH "/kvmai/kvmai_mock_vfbus.ko"
 #define KT_MOCK_VGPU_PATH "/kvmai/kvmai_mock_vgpu.ko"
+#define KT_MOCK_MDEV_PATH "/kvmai/kvmai_mock_mdev.ko"
 
 enum kt_mod {
 	KT_MOD_KVMAI,		/* kvmai.ko */
@@ -20,6 +21,7 @@ enum kt_mod {
 	KT_MOD_MOCK_COUNTERS,	/* test-only counter pages, on kernels with mdev */
 	KT_MOD_MOCK_VFBUS,	/* test-only: an SR-IOV PF whose VFs sit on the next bus */
 	KT_MOD_MOCK_VGPU,	/* test-only: NVIDIA's vGPU sysfs on a PF's VFs */
+	KT_MOD_MOCK_MDEV,	/* test-only: an mdev parent on a PCI function */
 };
 
 bool kt_mod_loaded(enum kt_mod mod);
