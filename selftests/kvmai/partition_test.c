@@ -5,6 +5,8 @@
  * the kernel's own sysfs says what came of it.  Nothing in use is
  * destroyed (a VF a process holds through VFIO, a VF of an enabled P2P
  * group), and a change that fails half way leaves the layout it found.
+ * mdevs: of the kernel's mtty sample, and of a test-only vendor driver on
+ * foreign1, which `vm plan` lays out where that PCI parent sits.
  */
 #include <limits.h>
 #include <signal.h>
@@ -363,6 +365,89 @@ TEST_F(part, mtty_mdevs_created_and_removed)
 	ASSERT_EQ(0, ctl("partition apply " PROFILES " profile none")) TH_LOG("%s", self->out);
 	EXPECT_EQ(0, mtty_count("mtty-2"));
 	kt_sh(out, sizeof(out), "rmmod mtty");
+}
+
+/*
+ * Value of string field @field in the flat JSON object of @json that has
+ * "@key":"@val", into @buf ("" when there is none).
+ */
+static void json_field_of(const char *json, const char *key, const char *val,
+			  const char *field, char *buf, size_t len)
+{
+	char pair[160];
+	const char *p, *start, *end;
+
+	buf[0] = '\0';
+	snprintf(pair, sizeof(pair), "\"%s\":\"%s\"", key, val);
+	p = strstr(json, pair);
+	if (!p)
+		return;
+	for (start = p; start > json && *start != '{'; start--)
+		;
+	end = strchr(p, '}');
+	snprintf(pair, sizeof(pair), "\"%s\":\"", field);
+	p = strstr(start, pair);
+	if (!p || !end || p > end)
+		return;
+	p += strlen(pair);
+	snprintf(buf, len, "%.*s", (int)(strcspn(p, "\"")), p);
+}
+
+#define MOCK_MDEV_TYPE "kvmai_mock_mdev-quarter"
+#define MOCK_MDEV_UUID "4d0c6a1e-7b2f-4e8a-9c3d-5a6b7c8d9e0f"
+
+/*
+ * An mdev whose parent is a PCI function, as a GPU's vendor driver makes
+ * them (kmod/testing/kvmai_mock_mdev.c, bound to foreign1 behind sw3):
+ * `vm plan` finds it in the kernel's own layout and puts it where its
+ * parent sits, below the mirror of the parent's downstream port, opened
+ * by its sysfs path, and libvirt gets it as an mdev hostdev.  The parent
+ * stays with its driver.
+ */
+TEST_F(part, mdev_of_a_pci_parent_planned_below_its_parents_port)
+{
+	const struct kt_dev *parent = kt_dev("foreign1");
+	char drv[64], bus[32], host[32], port[32], bdf[32];
+	int rc;
+
+	ASSERT_NE(NULL, parent) TH_LOG("no foreign1 in the device map");
+	ASSERT_EQ(0, kt_pci_driver(parent->bdf, drv, sizeof(drv)));
+	ASSERT_EQ(0, _test_cmd_mod_load(KT_MOD_MOCK_MDEV, NULL));
+	test_cmd_pci_bind(parent->bdf, "kvmai_mock_mdev");
+	rc = ctl("partition add %s type " MOCK_MDEV_TYPE " uuid " MOCK_MDEV_UUID, parent->bdf);
+	EXPECT_EQ(0, rc) TH_LOG("%s", self->out);
+
+	if (!rc) {
+		EXPECT_EQ(0, ctl("vm plan " MOCK_MDEV_UUID)) TH_LOG("%s", self->out);
+		EXPECT_NE(NULL, strstr(self->out, "-device vfio-pci,sysfsdev=/sys/bus/mdev/devices/"
+					 MOCK_MDEV_UUID ",bus="))
+			TH_LOG("%s", self->out);
+		EXPECT_EQ(NULL, strstr(self->out, parent->bdf)) TH_LOG("%s", self->out);
+
+		EXPECT_EQ(0, ctl("-j vm plan " MOCK_MDEV_UUID)) TH_LOG("%s", self->out);
+		json_field_of(self->out, "mdev", MOCK_MDEV_UUID, "host_bdf", bdf, sizeof(bdf));
+		EXPECT_STREQ(parent->bdf, bdf) TH_LOG("%s", self->out);
+		json_field_of(self->out, "mdev", MOCK_MDEV_UUID, "bus", bus, sizeof(bus));
+		json_field_of(self->out, "id", bus, "host", host, sizeof(host));
+		/* The mirror of foreign1's downstream port, of sw3's upstream one. */
+		EXPECT_STREQ(kt_dev_port("foreign1"), host) TH_LOG("%s", self->out);
+		json_field_of(self->out, "id", bus, "bus", port, sizeof(port));
+		json_field_of(self->out, "id", port, "host", host, sizeof(host));
+		EXPECT_NE(0, host[0]) TH_LOG("no upstream port above %s: %s", bus, self->out);
+		ksft_print_msg("%s: on %s, below %s (%s's mirror), below %s (%s's)\n",
+			       MOCK_MDEV_UUID, bdf, bus, kt_dev_port("foreign1"), port, host);
+
+		EXPECT_EQ(0, ctl("vm plan " MOCK_MDEV_UUID " format libvirt"))
+			TH_LOG("%s", self->out);
+		EXPECT_NE(NULL, strstr(self->out, "type=\"mdev\" model=\"vfio-pci\""))
+			TH_LOG("%s", self->out);
+		EXPECT_NE(NULL, strstr(self->out, "uuid=\"" MOCK_MDEV_UUID "\""))
+			TH_LOG("%s", self->out);
+
+		EXPECT_EQ(0, ctl("partition del " MOCK_MDEV_UUID)) TH_LOG("%s", self->out);
+	}
+	EXPECT_EQ(0, _test_cmd_pci_bind(parent->bdf, drv));
+	EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_MDEV));
 }
 
 /* VF @i's nvidia/current_vgpu_type, -errno if it has none. */
