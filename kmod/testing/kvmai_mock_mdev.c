@@ -21,17 +21,24 @@
 
 #include <linux/mdev.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
-#include <linux/slab.h>
 #include <linux/vfio.h>
 
 #define MOCK_INSTANCES 4
 
-struct mock_parent {
+/*
+ * One parent at a time, kept in static storage as the kernel's samples keep
+ * theirs: the mdev core's kobject of a type points back to its parent, and
+ * nothing tells the driver when the core has let go of it.
+ */
+static struct mock_parent {
 	struct mdev_parent parent;
 	struct mdev_type type;
 	struct mdev_type *typep;	/* the list of its types: one */
-};
+	struct pci_dev *pdev;		/* bound to it; NULL: none */
+} mock;
+static DEFINE_MUTEX(mock_lock);
 
 struct mock_mdev {
 	struct vfio_device vdev;
@@ -91,30 +98,34 @@ static struct mdev_driver mock_mdev_driver = {
 
 static int mock_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	struct mock_parent *mp;
 	int ret;
 
-	mp = devm_kzalloc(&pdev->dev, sizeof(*mp), GFP_KERNEL);
-	if (!mp)
-		return -ENOMEM;
-	mp->type.sysfs_name = "quarter";
-	mp->type.pretty_name = "kvmai mock quarter";
-	mp->typep = &mp->type;
-	ret = mdev_register_parent(&mp->parent, &pdev->dev, &mock_mdev_driver, &mp->typep, 1);
+	guard(mutex)(&mock_lock);
+	if (mock.pdev) {
+		pci_warn(pdev, "%s is the mock's mdev parent already: one at a time\n",
+			 pci_name(mock.pdev));
+		return -EBUSY;
+	}
+	/* A kobject is initialized once: a parent bound again starts afresh. */
+	memset(&mock, 0, sizeof(mock));
+	mock.type.sysfs_name = "quarter";
+	mock.type.pretty_name = "kvmai mock quarter";
+	mock.typep = &mock.type;
+	ret = mdev_register_parent(&mock.parent, &pdev->dev, &mock_mdev_driver, &mock.typep, 1);
 	if (ret)
 		return ret;
-	pci_set_drvdata(pdev, mp);
+	mock.pdev = pdev;
 	pci_info(pdev, "mdev parent, %u instances of %s\n", MOCK_INSTANCES,
-		 mp->type.pretty_name);
+		 mock.type.pretty_name);
 	return 0;
 }
 
 /* The mdev core removes the parent's mdevs first. */
 static void mock_pci_remove(struct pci_dev *pdev)
 {
-	struct mock_parent *mp = pci_get_drvdata(pdev);
-
-	mdev_unregister_parent(&mp->parent);
+	guard(mutex)(&mock_lock);
+	mdev_unregister_parent(&mock.parent);
+	mock.pdev = NULL;
 }
 
 static struct pci_driver mock_pci_driver = {

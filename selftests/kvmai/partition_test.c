@@ -407,7 +407,7 @@ static void json_field_of(const char *json, const char *key, const char *val,
 TEST_F(part, mdev_of_a_pci_parent_planned_below_its_parents_port)
 {
 	const struct kt_dev *parent = kt_dev("foreign1");
-	char drv[64], bus[32], host[32], port[32], bdf[32];
+	char drv[64], bus[32], host[32], port[32], bdf[32], path[128];
 	int rc;
 
 	ASSERT_NE(NULL, parent) TH_LOG("no foreign1 in the device map");
@@ -445,6 +445,10 @@ TEST_F(part, mdev_of_a_pci_parent_planned_below_its_parents_port)
 			TH_LOG("%s", self->out);
 
 		EXPECT_EQ(0, ctl("partition del " MOCK_MDEV_UUID)) TH_LOG("%s", self->out);
+		/* Bound again, the function is a parent again. */
+		snprintf(path, sizeof(path), "/sys/class/mdev_bus/%s", parent->bdf);
+		EXPECT_EQ(0, _test_cmd_pci_bind(parent->bdf, "kvmai_mock_mdev"));
+		EXPECT_EQ(0, access(path, F_OK));
 	}
 	EXPECT_EQ(0, _test_cmd_pci_bind(parent->bdf, drv));
 	EXPECT_EQ(0, _test_cmd_mod_unload(KT_MOD_MOCK_MDEV));
