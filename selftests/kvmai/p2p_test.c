@@ -508,15 +508,6 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 }
 
 /*
- * With the series, kvmai never waits for a port whose config access is
- * blocked (a reset under way, error recovery, any other holder of
- * pci_cfg_access_lock()): enabling a group through it fails with EBUSY
- * and changes nothing, and a restore is left pending and retried until
- * the block ends.  The test-only build blocks the port from a work item,
- * for 3 s: what the test reads while the block lasts must come within it,
- * and a TCG host under load took more than the 1 s it was.
- */
-/*
  * How long the port stays blocked: longer than a loaded CI machine's TCG
  * guest takes from the block to each check.  Its end is waited for in
  * steps of 100 ms, for one and a half times as long.
@@ -524,6 +515,15 @@ TEST_F(p2p, quirk_port_is_refused_by_name)
 #define BLOCK_MS 10000
 #define BLOCK_WAITS (BLOCK_MS * 3 / 2 / 100)
 
+/*
+ * With the series, kvmai never waits for a port whose config access is
+ * blocked (a reset under way, error recovery, any other holder of
+ * pci_cfg_access_lock()): enabling a group through it fails with EBUSY
+ * and changes nothing, and a restore is left pending and retried until
+ * the block ends.  The test-only build blocks the port from a work item,
+ * for BLOCK_MS: what the test reads while the block lasts must come
+ * within it.
+ */
 TEST_F(p2p, changes_to_a_blocked_port_are_refused_or_retried)
 {
 	static const char *const m[] = { "gpu0", "nic0" };
