@@ -349,8 +349,8 @@ def stage_deb(tally, args):
     lintian-clean, installed in a clean bookworm root where DKMS builds the
     module; one count per 'deb: NAME: ok|FAILED' line.  Built with nocheck:
     the unit stage ran the same tests, and building them file by file again
-    took 725 s of CPU where the packages alone took 271 s with lintian, on the two
-    cores the patched kernel's boots need.
+    took 725 s of CPU where the packages alone took 271 s with lintian, on
+    the two cores the patched kernel's boots need.
     """
     run_counted(tally, args, "deb", ["env", "DEB_BUILD_OPTIONS=nocheck",
                                      TOP / "tools/devenv/deb.sh", "build", "lint", "check"],
