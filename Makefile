@@ -149,7 +149,7 @@ vm-payload-kernel: vm-payload
 
 # The selftests on the patched kernel alone.
 check-kernel: vm-payload-kernel
-	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages vm-kernel $(if $(V),-v)
+	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages vm-kernel+vm-kernel-dev $(if $(V),-v)
 
 # Guests of the emulated host on both kernels; make check runs 6.12's only
 # (selftests/boots.toml: the patched kernel's L2 guests fault under TCG).

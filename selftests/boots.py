@@ -45,6 +45,10 @@ class Boot:
     # starts, and those it waits for first.
     start: tuple = ()
     needs: tuple = ()
+    # The selftests of its profile this boot takes from the other boots of
+    # its kernel and profile, which leave them out: one boot's selftests
+    # split over two that run at the same time.
+    selftests: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -76,18 +80,35 @@ class Table:
             boot = Boot(name, b.get("kernel"), b.get("profile"), b.get("default", True),
                         tuple(b.get("beside", ())),
                         profiles.get(b.get("profile"), {}).get("tcg_thread") == "multi",
-                        b.get("cpu", ""), tuple(b.get("start", ())), tuple(b.get("needs", ())))
+                        b.get("cpu", ""), tuple(b.get("start", ())), tuple(b.get("needs", ())),
+                        tuple(b.get("selftests", ())))
             if boot.kernel not in KERNELS:
                 raise TableError(f"boot {name}: kernel must be one of {', '.join(KERNELS)}")
             if boot.profile not in profiles:
                 raise TableError(f"boot {name}: no [profile.{boot.profile}] in {topology}")
-            for key in ("beside", "start", "needs"):
+            for key in ("start", "needs"):
                 for s in getattr(boot, key):
                     if s not in BUILD_STAGES:
                         raise TableError(f"boot {name}: {key}: '{s}' is no build-machine stage")
             if name in BUILD_STAGES:
                 raise TableError(f"boot {name}: the name of a build-machine stage")
             self.boots[name] = boot
+        # Beside a boot: build-machine stages, or a boot that runs no step
+        # of its own (it goes where the boot it is beside goes).
+        self.inside = {}
+        for boot in self.boots.values():
+            for s in boot.beside:
+                if s in BUILD_STAGES:
+                    continue
+                other = self.boots.get(s)
+                if other is None:
+                    raise TableError(f"boot {boot.name}: beside: '{s}' is neither a "
+                                     "build-machine stage nor a boot")
+                if other.beside or other.start or other.needs or s in self.inside or \
+                        other.default != boot.default or s == boot.name:
+                    raise TableError(f"boot {boot.name}: beside: boot {s} must be beside it "
+                                     "alone, with no stages of its own and the same default")
+                self.inside[s] = boot.name
         for s in self.first:
             if s not in BUILD_STAGES:
                 raise TableError(f"[check] first: '{s}' is no build-machine stage")
@@ -99,6 +120,11 @@ class Table:
             if where != "host" and where not in profiles:
                 raise TableError(f"selftest {name}: no [profile.{where}] in {topology}")
             self.selftests[name] = Selftest(name, where, tuple(v.get("load", ())))
+        for boot in self.boots.values():
+            for t in boot.selftests:
+                if t not in self.selftests or self.selftests[t].where != boot.profile:
+                    raise TableError(f"boot {boot.name}: selftests: {t} is no selftest of "
+                                     f"profile {boot.profile} (patterns are not taken)")
         # Planned once, which also checks the boots' order.
         self.steps = self._plan()
 
@@ -123,7 +149,7 @@ class Table:
         steps = [Step((name,)) for name in self.first]
         started = set()
         for b in self.boots.values():
-            if not b.default:
+            if not b.default or b.name in self.inside:
                 continue
             for s in b.needs:
                 if s not in started:
@@ -131,6 +157,15 @@ class Table:
             started.update(b.start)
             steps.append(Step((b.name,) + b.beside, b.start, b.needs))
         return steps
+
+    def left_out(self, name):
+        """The selftests boot @name leaves to the other boots of its kernel
+        and profile (their 'selftests')."""
+        boot = self.boots[name]
+        if boot.selftests:
+            return []
+        return [t for b in self.boots.values() if b is not boot and b.kernel == boot.kernel
+                and b.profile == boot.profile for t in b.selftests]
 
     def of(self, where):
         """The selftests (names or patterns) that run @where."""
@@ -177,7 +212,9 @@ def main():
                       f"{'starts ' + '+'.join(b.start) + ' ' if b.start else ''}"
                       f"{'needs ' + '+'.join(b.needs) + ' ' if b.needs else ''}"
                       f"{'cpu ' + b.cpu if b.cpu else ''}")
-                print(f"{'':15} {' '.join(table.of(b.profile))} kernel_health")
+                tests = b.selftests or [t for t in table.of(b.profile)
+                                        if t not in table.left_out(b.name)]
+                print(f"{'':15} {' '.join(tests)} kernel_health")
         else:
             print(__doc__.strip(), file=sys.stderr)
             return 2

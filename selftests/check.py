@@ -19,15 +19,15 @@ Stages on the build machine (each timed):
 Every other stage is a boot of the emulated AI host, as boots.toml says:
 its kernel (Debian's 6.12 or the patched test kernel), its host profile
 (vmhost/aihost.toml) and so the selftests it runs (one count per case),
-whether 'make check' runs it and which build-machine stages run beside it.
+whether 'make check' runs it and which stages run beside it.
 'boots.py list' prints that table.
 
 The closing line is `N passed, N failed, N skipped`; the exit status is 1 if
 anything failed.  A stage that cannot run at all counts as one failure, named.
 
 Stages joined by '+' run at the same time, the first in this process and
-each other in a child check.py at the lowest CPU priority, whose output
-follows the first's.  Without --stages, a boot may also start stages in
+each other in a child check.py (a build-machine stage at the lowest CPU
+priority), whose output follows the first's.  Without --stages, a boot may also start stages in
 the background, in such children, which the boot that needs them waits
 for (boots.toml's start and needs), and the run waits for the rest at
 its end: the patched kernel builds while Debian's kernel boots leave a
@@ -383,6 +383,10 @@ def stage_boot(tally, args, stage):
         cmd += ["--cpu", boot.cpu]
     if args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
+    elif boot.selftests:
+        cmd += ["--append", f"kvmai.selftests={','.join(boot.selftests + ('kernel_health',))}"]
+    elif TABLE.left_out(stage):
+        cmd += ["--append", f"kvmai.except={','.join(TABLE.left_out(stage))}"]
     # Multi-threaded TCG (the profiles with L2 guests) fails under load in
     # about one boot in five (emulated-host.rst): those boot up to twice more.
     attempts = 3 if boot.multi_tcg else 2
@@ -456,11 +460,14 @@ def run_stage(tally, args, name):
 
 def run_beside(args, name, workdir):
     """Stage @name in a child check.py; its output and counts go to @workdir.
-    At the lowest CPU priority: the emulated host beside it keeps its core
-    (deb at the same priority compiles on both cores and slows vm-kernel by
-    half)."""
-    cmd = ["nice", "-n", "19", sys.executable, __file__, "--ksrc", args.ksrc,
-           "--stages", name, "--tally-out", str(workdir / f"{name}.json")]
+    A build-machine stage at the lowest CPU priority: the emulated host
+    beside it keeps its core (deb at the same priority compiles on both
+    cores and slows vm-kernel by half).  A boot at the same priority as the
+    boot beside it: each emulated host of single-threaded TCG takes a
+    core."""
+    cmd = (["nice", "-n", "19"] if name in boots.BUILD_STAGES else []) + [
+        sys.executable, __file__, "--ksrc", args.ksrc,
+        "--stages", name, "--tally-out", str(workdir / f"{name}.json")]
     if args.selftests:
         cmd += ["--selftests", args.selftests]
     if args.verbose:

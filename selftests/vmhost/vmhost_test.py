@@ -27,6 +27,7 @@ spec.loader.exec_module(vmhost)
 spec = importlib.util.spec_from_file_location("check", SRC.parent.parent / "check.py")
 check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check)
+boots = sys.modules["boots"]
 
 # The last console lines of an emulated host that reset while its L2
 # guest booted: the last thing its kernel said was about L2.
@@ -205,6 +206,90 @@ class Summary(unittest.TestCase):
                          parent.stage_line("deps 37s, build 170s"))
 
 
+BOOTS_PROFILES = """
+[profile.plain]
+[profile.nested]
+"""
+BOOTS = """
+[boot.vm]
+kernel = "6.12"
+profile = "plain"
+start = ["kernel"]
+[boot.vm-kernel]
+kernel = "patched"
+profile = "plain"
+needs = ["kernel"]
+beside = ["vm-kernel-dev"]
+start = ["deb"]
+[boot.vm-kernel-dev]
+kernel = "patched"
+profile = "plain"
+selftests = ["p2p_test"]
+[boot.nested-kernel]
+kernel = "patched"
+profile = "nested"
+[selftests]
+fuzz_test = "plain"
+p2p_test = "plain"
+nested_test = "nested"
+"""
+
+
+class Boots(unittest.TestCase):
+    """boots.toml: a boot beside another runs in its step, and the two
+    split their profile's selftests between them."""
+
+    def table(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "boots.toml").write_text(text)
+            (Path(tmp) / "aihost.toml").write_text(BOOTS_PROFILES)
+            return boots.Table(Path(tmp) / "boots.toml", Path(tmp) / "aihost.toml")
+
+    def test_boot_beside_a_boot_runs_in_its_step(self):
+        steps = [s.names for s in self.table(BOOTS).plan()]
+        self.assertEqual([("vm",), ("vm-kernel", "vm-kernel-dev"), ("nested-kernel",)], steps)
+
+    def test_selftests_a_boot_takes_are_left_out_of_its_siblings(self):
+        t = self.table(BOOTS)
+        self.assertEqual((["p2p_test"], [], [], []),
+                         (t.left_out("vm-kernel"), t.left_out("vm-kernel-dev"),
+                          t.left_out("vm"), t.left_out("nested-kernel")))
+
+    def test_a_boot_takes_only_selftests_of_its_profile(self):
+        with self.assertRaisesRegex(boots.TableError, "nested_test is no selftest of profile plain"):
+            self.table(BOOTS.replace('["p2p_test"]', '["nested_test"]'))
+
+    def test_a_boot_beside_has_no_stages_of_its_own(self):
+        with self.assertRaisesRegex(boots.TableError, "must be beside it alone"):
+            self.table(BOOTS.replace('selftests = ["p2p_test"]',
+                                     'selftests = ["p2p_test"]\nstart = ["deb"]'))
+
+    def test_boot_stage_names_its_selftests_on_the_guest_command_line(self):
+        calls = []
+
+        class Done(Exception):
+            pass
+
+        def popen(cmd, **kw):
+            calls.append(cmd)
+            raise Done
+        saved, check.TABLE = check.TABLE, self.table(BOOTS)
+        saved_popen, check.subprocess.Popen = check.subprocess.Popen, popen
+        saved_run, check.subprocess.run = check.subprocess.run, \
+            lambda *a, **kw: subprocess.CompletedProcess(a, 0, stdout="/k\n")
+        args = type("Args", (), {"selftests": None, "verbose": False})
+        try:
+            for stage in ("vm-kernel", "vm-kernel-dev", "vm"):
+                with self.assertRaises(Done):
+                    check.stage_boot(check.Tally(), args, stage)
+        finally:
+            check.TABLE, check.subprocess.Popen = saved, saved_popen
+            check.subprocess.run = saved_run
+        appended = [c[c.index("--append") + 1] if "--append" in c else None for c in calls]
+        self.assertEqual(["kvmai.except=p2p_test", "kvmai.selftests=p2p_test,kernel_health",
+                          None], appended)
+
+
 # A VMM that resets silently on its first boot (TCG's nested SVM), then
 # reports; and -p/-r commands that reserve and release as the module does:
 # one reservation per VM, refused while the gone QEMU's is held.
@@ -287,7 +372,7 @@ class L2Retry(unittest.TestCase):
 
 
 def main():
-    tests = [t for case in (EmulatorFailure, Silence, StuckInL2, Summary, L2Retry)
+    tests = [t for case in (EmulatorFailure, Silence, StuckInL2, Summary, Boots, L2Retry)
              for t in unittest.defaultTestLoader.loadTestsFromTestCase(case)]
     print("TAP version 13")
     print(f"1..{len(tests)}")

@@ -14,11 +14,16 @@
 # (the last for the stage's time line: which binaries a boot's minutes go
 # to).  Exits non-zero if any binary did.  kvmai.selftests=a,b on the kernel
 # command line runs those instead, whatever their profile; kernel_health
-# then only runs if it is named.
+# then only runs if it is named.  kvmai.except=a,b leaves those of the
+# profile's out (another boot runs them).
 
 only=
+except=
 for arg in $(cat /proc/cmdline); do
-	case $arg in kvmai.selftests=*) only=$(echo "${arg#kvmai.selftests=}" | tr , ' ') ;; esac
+	case $arg in
+	kvmai.selftests=*) only=$(echo "${arg#kvmai.selftests=}" | tr , ' ') ;;
+	kvmai.except=*) except=$(echo "${arg#kvmai.except=}" | tr , ' ') ;;
+	esac
 done
 profile=$(cat /etc/kvmai/profile)
 
@@ -42,6 +47,8 @@ for t in /kvmai/selftests/*; do
 	if [ -n "$only" ]; then
 		echo " $only " | grep -q " $name " || continue
 	elif [ "${1:-}" != "$profile" ]; then
+		continue
+	elif echo " $except " | grep -q " $name "; then
 		continue
 	fi
 	[ $# -eq 0 ] || shift
