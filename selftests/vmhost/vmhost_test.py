@@ -278,13 +278,19 @@ class Boots(unittest.TestCase):
         saved_run, check.subprocess.run = check.subprocess.run, \
             lambda *a, **kw: subprocess.CompletedProcess(a, 0, stdout="/k\n")
         args = type("Args", (), {"selftests": None, "verbose": False})
+        # The payloads a boot checks for, which a fresh tree has not built yet.
+        tmp = tempfile.TemporaryDirectory()
+        saved_top, check.TOP = check.TOP, Path(tmp.name)
+        for payload in ("vm-payload", "vm-payload-kernel"):
+            (check.TOP / "build" / payload).mkdir(parents=True)
         try:
             for stage in ("vm-kernel", "vm-kernel-dev", "vm"):
                 with self.assertRaises(Done):
                     check.stage_boot(check.Tally(), args, stage)
         finally:
             check.TABLE, check.subprocess.Popen = saved, saved_popen
-            check.subprocess.run = saved_run
+            check.subprocess.run, check.TOP = saved_run, saved_top
+            tmp.cleanup()
         appended = [c[c.index("--append") + 1] if "--append" in c else None for c in calls]
         self.assertEqual(["kvmai.except=p2p_test", "kvmai.selftests=p2p_test,kernel_health",
                           None], appended)
