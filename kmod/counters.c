@@ -343,6 +343,16 @@ err_class:
 	return ret;
 }
 
+/*
+ * The mdev bus, which P2P groups watch for their mediated members: the mdev
+ * core does not export it, but registering kvmai's driver put it in the
+ * driver.  Valid from kvmai_counters_init() to kvmai_counters_exit().
+ */
+const struct bus_type *kvmai_mdev_bus(void)
+{
+	return kvmai_ctr_driver.driver.bus;
+}
+
 void kvmai_counters_exit(void)
 {
 	/*

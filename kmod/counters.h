@@ -9,6 +9,8 @@
 #ifndef _KVMAI_COUNTERS_H
 #define _KVMAI_COUNTERS_H
 
+struct bus_type;
+
 #ifdef KVMAI_HAVE_COUNTERS
 #include <linux/device.h>
 #include <linux/mdev.h>
@@ -53,6 +55,7 @@ void kvmai_ctrdev_revoke(struct kvmai_ctrdev *cd);
 /* counters.c */
 int kvmai_counters_init(void);
 void kvmai_counters_exit(void);
+const struct bus_type *kvmai_mdev_bus(void);
 /* A VM gave @unit back (pmu.c, under kvmai_lock). */
 void kvmai_counters_revoke(const char *unit, const char *vm);
 
@@ -62,6 +65,7 @@ void kvmai_counters_intel_exit(void);
 #else
 static inline int kvmai_counters_init(void) { return 0; }
 static inline void kvmai_counters_exit(void) { }
+static inline const struct bus_type *kvmai_mdev_bus(void) { return NULL; }
 static inline void kvmai_counters_revoke(const char *unit, const char *vm) { }
 static inline void kvmai_counters_intel_init(void) { }
 static inline void kvmai_counters_intel_exit(void) { }

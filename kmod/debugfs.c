@@ -25,8 +25,13 @@ static int kvmai_groups_show(struct seq_file *s, void *unused)
 			   grp->mode == KVMAI_MODE_DIRECT ? "direct" : "translated",
 			   grp->enabled ? "enabled" : "disabled",
 			   grp->owner_portid ? " bind-socket" : "");
-		list_for_each_entry(m, &grp->members, node)
-			seq_printf(s, "  member %s\n", pci_name(m->pdev));
+		list_for_each_entry(m, &grp->members, node) {
+			if (m->mdev)
+				seq_printf(s, "  member %s mdev of %s\n", dev_name(m->mdev),
+					   pci_name(m->pdev));
+			else
+				seq_printf(s, "  member %s\n", pci_name(m->pdev));
+		}
 		for (unsigned int i = 0; i < grp->nports; i++) {
 			struct kvmai_port *p = grp->ports[i];
 

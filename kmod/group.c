@@ -19,6 +19,7 @@
 #include "kvmai.h"
 #include "acs.h"
 #include "ats.h"
+#include "counters.h"
 #include "group.h"
 #include "netlink.h"
 #include "topo.h"
@@ -64,14 +65,69 @@ struct kvmai_group *kvmai_group_next(unsigned long *index)
 	return xa_find(&kvmai_groups, index, ULONG_MAX, XA_PRESENT);
 }
 
-static struct kvmai_member *kvmai_group_member(struct kvmai_group *grp,
-					       struct pci_dev *pdev)
+/* What a member is: the PCI function, or the mdev. */
+static struct device *kvmai_member_dev(const struct kvmai_member *m)
+{
+	return m->mdev ?: &m->pdev->dev;
+}
+
+static struct kvmai_member *kvmai_group_member(struct kvmai_group *grp, struct device *dev)
 {
 	struct kvmai_member *m;
 
 	list_for_each_entry(m, &grp->members, node)
-		if (m->pdev == pdev)
+		if (kvmai_member_dev(m) == dev)
 			return m;
+	return NULL;
+}
+
+/* @dev is a member, or the parent whose traffic an mdev member's is. */
+static bool kvmai_member_uses(const struct kvmai_member *m, struct device *dev)
+{
+	return kvmai_member_dev(m) == dev || &m->pdev->dev == dev;
+}
+
+static bool kvmai_group_uses_dev(struct kvmai_group *grp, struct device *dev)
+{
+	struct kvmai_member *m;
+
+	list_for_each_entry(m, &grp->members, node)
+		if (kvmai_member_uses(m, dev))
+			return true;
+	return false;
+}
+
+static bool kvmai_is_mdev(struct device *dev)
+{
+	const struct bus_type *bus = kvmai_mdev_bus();
+
+	return bus && dev->bus == bus;
+}
+
+/*
+ * @dev is an mdev of the parent of one of @grp's mdev members: its traffic
+ * goes where theirs does, with the parent's requester ID.
+ */
+static bool kvmai_group_shares_parent(struct kvmai_group *grp, struct device *dev)
+{
+	struct kvmai_member *m;
+
+	if (!kvmai_is_mdev(dev))
+		return false;
+	list_for_each_entry(m, &grp->members, node)
+		if (m->mdev && &m->pdev->dev == dev->parent)
+			return true;
+	return false;
+}
+
+struct device *kvmai_group_mdev_member(struct kvmai_group *grp, const char *uuid)
+{
+	struct kvmai_member *m;
+
+	lockdep_assert_held(&kvmai_lock);
+	list_for_each_entry(m, &grp->members, node)
+		if (m->mdev && !strcmp(dev_name(m->mdev), uuid))
+			return m->mdev;
 	return NULL;
 }
 
@@ -83,13 +139,13 @@ static bool kvmai_group_uses_port(struct kvmai_group *grp, struct pci_dev *pdev)
 	return false;
 }
 
-static struct kvmai_group *kvmai_group_of(struct pci_dev *pdev)
+static struct kvmai_group *kvmai_group_of(struct device *dev)
 {
 	struct kvmai_group *grp;
 	unsigned long id;
 
 	xa_for_each(&kvmai_groups, id, grp)
-		if (kvmai_group_member(grp, pdev))
+		if (kvmai_group_member(grp, dev))
 			return grp;
 	return NULL;
 }
@@ -108,6 +164,12 @@ static bool kvmai_bound_to_vfio(struct pci_dev *pdev)
 	/* Reads the driver pointer once, whatever binds or unbinds meanwhile. */
 	return match_string(kvmai_vfio_drivers, ARRAY_SIZE(kvmai_vfio_drivers),
 			    dev_driver_string(&pdev->dev)) >= 0;
+}
+
+/* An mdev on the bus and bound to its vendor driver, which makes it a VFIO device. */
+static bool kvmai_mdev_bound(struct device *mdev)
+{
+	return device_is_registered(mdev) && READ_ONCE(mdev->driver);
 }
 
 struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
@@ -149,6 +211,7 @@ static void kvmai_member_free(struct kvmai_group *grp, struct kvmai_member *m)
 {
 	list_del(&m->node);
 	grp->nmembers--;
+	put_device(m->mdev);
 	pci_dev_put(m->pdev);
 	kfree(m);
 }
@@ -165,15 +228,22 @@ void kvmai_group_del(struct kvmai_group *grp)
 	kfree(grp);
 }
 
-/* The live PCI topology around @grp's members. */
+/*
+ * The live PCI topology around @grp's members: each PCI function once, an
+ * mdev's parent standing for the mdevs of it that are members.
+ */
 static int kvmai_group_topo(struct kvmai_group *grp, struct kvmai_topo *topo)
 {
 	struct pci_dev *members[KVMAI_PLAN_MAX_MEMBERS];
 	struct kvmai_member *m;
-	unsigned int n = 0;
+	unsigned int n = 0, i;
 
-	list_for_each_entry(m, &grp->members, node)
-		members[n++] = m->pdev;
+	list_for_each_entry(m, &grp->members, node) {
+		for (i = 0; i < n && members[i] != m->pdev; i++)
+			;
+		if (i == n)
+			members[n++] = m->pdev;
+	}
 	return kvmai_topo_build(members, n, topo);
 }
 
@@ -271,32 +341,37 @@ bool kvmai_group_busy(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 	return grp->enabled;
 }
 
-int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev, struct device *mdev,
 			struct netlink_ext_ack *extack)
 {
+	struct device *dev = mdev ?: &pdev->dev;
 	struct kvmai_group *other;
 	struct kvmai_member *m;
 
 	lockdep_assert_held(&kvmai_lock);
 	if (kvmai_group_busy(grp, extack))
 		return -EBUSY;
-	if (pci_is_bridge(pdev)) {
+	if (mdev && !kvmai_mdev_bound(mdev)) {
+		NL_SET_ERR_MSG_FMT(extack, "mdev %s is bound to no driver", dev_name(mdev));
+		return -EINVAL;
+	}
+	if (!mdev && pci_is_bridge(pdev)) {
 		NL_SET_ERR_MSG_FMT(extack, "%s is a bridge or port, not an endpoint",
 				   pci_name(pdev));
 		return -EINVAL;
 	}
-	if (!kvmai_bound_to_vfio(pdev)) {
+	if (!mdev && !kvmai_bound_to_vfio(pdev)) {
 		NL_SET_ERR_MSG_FMT(extack, "%s is bound to %s, not to vfio-pci", pci_name(pdev),
 				   pdev->dev.driver ? dev_driver_string(&pdev->dev) : "no driver");
 		return -EINVAL;
 	}
-	other = kvmai_group_of(pdev);
+	other = kvmai_group_of(dev);
 	if (other == grp) {
-		NL_SET_ERR_MSG_FMT(extack, "%s is already in group %s", pci_name(pdev), grp->name);
+		NL_SET_ERR_MSG_FMT(extack, "%s is already in group %s", dev_name(dev), grp->name);
 		return -EEXIST;
 	}
 	if (other) {
-		NL_SET_ERR_MSG_FMT(extack, "%s belongs to group %s", pci_name(pdev), other->name);
+		NL_SET_ERR_MSG_FMT(extack, "%s belongs to group %s", dev_name(dev), other->name);
 		return -EBUSY;
 	}
 	if (grp->nmembers == KVMAI_PLAN_MAX_MEMBERS) {
@@ -309,23 +384,25 @@ int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
 	if (!m)
 		return -ENOMEM;
 	m->pdev = pci_dev_get(pdev);
+	m->mdev = get_device(mdev);
 	list_add_tail(&m->node, &grp->members);
 	grp->nmembers++;
 	kvmai_group_replan(grp);
 	return 0;
 }
 
-int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev, struct device *mdev,
 			struct netlink_ext_ack *extack)
 {
+	struct device *dev = mdev ?: &pdev->dev;
 	struct kvmai_member *m;
 
 	lockdep_assert_held(&kvmai_lock);
 	if (kvmai_group_busy(grp, extack))
 		return -EBUSY;
-	m = kvmai_group_member(grp, pdev);
+	m = kvmai_group_member(grp, dev);
 	if (!m) {
-		NL_SET_ERR_MSG_FMT(extack, "%s is not in group %s", pci_name(pdev), grp->name);
+		NL_SET_ERR_MSG_FMT(extack, "%s is not in group %s", dev_name(dev), grp->name);
 		return -ENOENT;
 	}
 	kvmai_member_free(grp, m);
@@ -349,6 +426,58 @@ static const void *kvmai_vfio_user(struct pci_dev *pdev)
 	lockdep_assert_held(&kvmai_lock);
 	return core ? vfio_device_user(&core->vdev) : NULL;
 }
+
+/* The vfio device of mdev @dev is its child of class "vfio-dev". */
+static int kvmai_vfio_child_user(struct device *child, void *data)
+{
+	const void **user = data;
+
+	if (!child->class || strcmp(child->class->name, "vfio-dev"))
+		return 0;
+	*user = vfio_device_user(container_of(child, struct vfio_device, device));
+	return 1;
+}
+
+/*
+ * Who holds mdev @dev open, as kvmai_vfio_user().  The walk holds a
+ * reference to the child, which keeps its vfio_device.
+ */
+static const void *kvmai_mdev_user(struct device *dev)
+{
+	const void *user = NULL;
+
+	device_for_each_child(dev, &user, kvmai_vfio_child_user);
+	return user;
+}
+
+struct kvmai_users {
+	const void *user;		/* the first user seen */
+	struct device *first;		/* what it holds */
+	struct device *other;		/* held by another user, if any */
+};
+
+/* False if @dev, held by @user, makes two users. */
+static bool kvmai_users_add(struct kvmai_users *u, struct device *dev, const void *user)
+{
+	if (!user)
+		return true;
+	if (!u->user) {
+		u->user = user;
+		u->first = dev;
+		return true;
+	}
+	if (user == u->user)
+		return true;
+	u->other = dev;
+	return false;
+}
+
+static int kvmai_sibling_user(struct device *child, void *data)
+{
+	if (!kvmai_is_mdev(child))
+		return 0;
+	return kvmai_users_add(data, child, kvmai_mdev_user(child)) ? 0 : -EBUSY;
+}
 #endif
 
 /*
@@ -364,23 +493,36 @@ static const void *kvmai_vfio_user(struct pci_dev *pdev)
 static int kvmai_group_one_user(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 {
 #ifdef KVMAI_HAVE_VFIO_NOTIFY
-	struct kvmai_member *m, *first = NULL;
-	const void *user, *first_user = NULL;
+	struct kvmai_users u = {};
+	struct kvmai_member *m;
+	const void *user;
 
 	list_for_each_entry(m, &grp->members, node) {
-		user = kvmai_vfio_user(m->pdev);
-		if (!user)
-			continue;
-		if (!first_user) {
-			first = m;
-			first_user = user;
-		} else if (user != first_user) {
-			NL_SET_ERR_MSG_FMT(extack, "%s and %s are held by different VFIO users",
-					   pci_name(first->pdev), pci_name(m->pdev));
-			return -EBUSY;
-		}
+		user = m->mdev ? kvmai_mdev_user(m->mdev) : kvmai_vfio_user(m->pdev);
+		if (!kvmai_users_add(&u, kvmai_member_dev(m), user))
+			goto two;
 	}
+	/*
+	 * An mdev member's parent sends the traffic of all its mdevs: the
+	 * others must be unopened, or held by the same user.
+	 */
+	list_for_each_entry(m, &grp->members, node)
+		if (m->mdev && device_for_each_child(&m->pdev->dev, &u, kvmai_sibling_user))
+			goto sibling;
 	return 0;
+	/* Within extack's 80 bytes: an mdev's UUID takes 36 of them. */
+two:
+	if (kvmai_is_mdev(u.other) || kvmai_is_mdev(u.first))
+		NL_SET_ERR_MSG_FMT(extack, "%s is held by a second VFIO user",
+				   dev_name(u.other));
+	else
+		NL_SET_ERR_MSG_FMT(extack, "%s and %s are held by different VFIO users",
+				   dev_name(u.first), dev_name(u.other));
+	return -EBUSY;
+sibling:
+	NL_SET_ERR_MSG_FMT(extack, "sibling mdev %s has a second VFIO user",
+			   dev_name(u.other));
+	return -EBUSY;
 #else
 	if (grp->mode != KVMAI_MODE_DIRECT)
 		return 0;
@@ -429,10 +571,11 @@ int kvmai_group_enable(struct kvmai_group *grp, struct netlink_ext_ack *extack)
 		return -EINVAL;
 	}
 	list_for_each_entry(m, &grp->members, node) {
-		if (kvmai_bound_to_vfio(m->pdev))
+		if (m->mdev ? kvmai_mdev_bound(m->mdev) : kvmai_bound_to_vfio(m->pdev))
 			continue;
-		NL_SET_ERR_MSG_FMT(extack, "member %s is no longer bound to vfio-pci",
-				   pci_name(m->pdev));
+		NL_SET_ERR_MSG_FMT(extack, "member %s is no longer bound to %s",
+				   dev_name(kvmai_member_dev(m)),
+				   m->mdev ? "a driver" : "vfio-pci");
 		return -EINVAL;
 	}
 
@@ -505,50 +648,55 @@ void kvmai_groups_release_owner(struct net *net, u32 portid)
 	}
 }
 
-/* Disable every enabled group @pdev is a member of, saying @why. */
-static void kvmai_groups_member_gone(struct pci_dev *pdev, const char *why)
+/* Disable every enabled group @dev is a member (or an mdev member's parent) of. */
+static void kvmai_groups_member_gone(struct device *dev, const char *why)
 {
 	struct kvmai_group *grp;
 	unsigned long id;
 
 	guard(mutex)(&kvmai_lock);
 	xa_for_each(&kvmai_groups, id, grp) {
-		if (!grp->enabled || !kvmai_group_member(grp, pdev))
+		if (!grp->enabled || !kvmai_group_uses_dev(grp, dev))
 			continue;
-		pci_info(pdev, "kvmai: %s, disabling group %s\n", why, grp->name);
+		dev_info(dev, "kvmai: %s, disabling group %s\n", why, grp->name);
 		kvmai_group_disable(grp);
 		kvmai_group_change_ntf(grp);
 	}
 }
 
-/* A device is leaving its driver: a member leaving vfio-pci ends P2P. */
-void kvmai_groups_device_unbind(struct pci_dev *pdev)
+/*
+ * A device is leaving its driver: a member leaving vfio-pci (or an mdev its
+ * vendor driver, or an mdev's parent its own) ends P2P.
+ */
+void kvmai_groups_device_unbind(struct device *dev)
 {
-	kvmai_groups_member_gone(pdev, "left vfio-pci");
+	kvmai_groups_member_gone(dev, "left its driver");
 }
 
 /* The VMM closed a member: the VM no longer uses it. */
-void kvmai_groups_device_closed(struct pci_dev *pdev)
+void kvmai_groups_device_closed(struct device *dev)
 {
-	kvmai_groups_member_gone(pdev, "closed by its user");
+	kvmai_groups_member_gone(dev, "closed by its user");
 }
 
 /*
- * A user opened a member, before the open returns to it: if another user
- * holds other members of its enabled group, two VMs would share the
- * relaxed ports, so the group closes first.
+ * A user opened a member, or another mdev of an mdev member's parent,
+ * before the open returns to it: if another user holds other members of
+ * its enabled group, two VMs would share the relaxed ports, so the group
+ * closes first.
  */
-void kvmai_groups_device_opened(struct pci_dev *pdev)
+void kvmai_groups_device_opened(struct device *dev)
 {
 	struct kvmai_group *grp;
 	unsigned long id;
 
 	guard(mutex)(&kvmai_lock);
 	xa_for_each(&kvmai_groups, id, grp) {
-		if (!grp->enabled || !kvmai_group_member(grp, pdev) ||
+		if (!grp->enabled ||
+		    (!kvmai_group_member(grp, dev) && !kvmai_group_shares_parent(grp, dev)) ||
 		    !kvmai_group_one_user(grp, NULL))
 			continue;
-		pci_info(pdev, "kvmai: opened by a second VFIO user, disabling group %s\n",
+		dev_info(dev, "kvmai: opened by a second VFIO user, disabling group %s\n",
 			 grp->name);
 		kvmai_group_disable(grp);
 		kvmai_group_change_ntf(grp);
@@ -630,23 +778,33 @@ void kvmai_groups_device_added(struct pci_dev *pdev)
 	kfree(plan);
 }
 
-/* A device is going away: disable what uses it, forget it as a member. */
-void kvmai_groups_device_removed(struct pci_dev *pdev)
+/*
+ * A device is going away: disable what uses it, forget it as a member (a
+ * PCI parent takes its mdev members along).  The mdev core frees an mdev
+ * through its parent's driver, which may be gone after this: no reference
+ * to a removed mdev is kept.
+ */
+void kvmai_groups_device_removed(struct device *dev)
 {
+	struct pci_dev *pdev = dev_is_pci(dev) ? to_pci_dev(dev) : NULL;
+	struct kvmai_member *m, *tmp;
 	struct kvmai_group *grp;
-	struct kvmai_member *m;
 	unsigned long id;
 
 	guard(mutex)(&kvmai_lock);
-	kvmai_ports_device_removed(pdev);
+	if (pdev)
+		kvmai_ports_device_removed(pdev);
 	xa_for_each(&kvmai_groups, id, grp) {
-		m = kvmai_group_member(grp, pdev);
-		if (!m && !kvmai_group_uses_port(grp, pdev))
+		bool member = kvmai_group_uses_dev(grp, dev);
+
+		if (!member && !(pdev && kvmai_group_uses_port(grp, pdev)))
 			continue;
-		pci_info(pdev, "kvmai: removed, disabling group %s\n", grp->name);
+		dev_info(dev, "kvmai: removed, disabling group %s\n", grp->name);
 		kvmai_group_disable(grp);
-		if (m) {
-			kvmai_member_free(grp, m);
+		if (member) {
+			list_for_each_entry_safe(m, tmp, &grp->members, node)
+				if (kvmai_member_uses(m, dev))
+					kvmai_member_free(grp, m);
 			kvmai_group_replan(grp);
 		}
 		kvmai_group_change_ntf(grp);

@@ -13,15 +13,21 @@
 
 #include "plan.h"
 
+struct device;
 struct kvmai_port;
 struct netlink_ext_ack;
 struct pci_dev;
 
 #define KVMAI_PCI_NAME_LEN 16
 
+/*
+ * A PCI function bound to vfio-pci, or a mediated device (mdev) of a PCI
+ * parent, whose peer traffic is its parent's: the plan places it there.
+ */
 struct kvmai_member {
 	struct list_head node;
-	struct pci_dev *pdev;		/* reference held */
+	struct pci_dev *pdev;		/* reference held; an mdev's parent */
+	struct device *mdev;		/* reference held, or NULL */
 };
 
 struct kvmai_pair {
@@ -57,20 +63,23 @@ struct kvmai_group *kvmai_group_new(const char *name, const char *vm,
 void kvmai_group_del(struct kvmai_group *grp);
 /* True (with extack set) if @grp is enabled, so cannot be changed. */
 bool kvmai_group_busy(struct kvmai_group *grp, struct netlink_ext_ack *extack);
-int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+/* A member: a PCI function (@mdev NULL), or mdev @mdev of parent @pdev. */
+int kvmai_group_add_dev(struct kvmai_group *grp, struct pci_dev *pdev, struct device *mdev,
 			struct netlink_ext_ack *extack);
-int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev,
+int kvmai_group_del_dev(struct kvmai_group *grp, struct pci_dev *pdev, struct device *mdev,
 			struct netlink_ext_ack *extack);
+/* The mdev member named @uuid, gone from the bus or not. */
+struct device *kvmai_group_mdev_member(struct kvmai_group *grp, const char *uuid);
 int kvmai_group_enable(struct kvmai_group *grp, struct netlink_ext_ack *extack);
 void kvmai_group_disable(struct kvmai_group *grp);
 
 /* Events (notify.c): each takes kvmai_lock. */
 void kvmai_groups_release_owner(struct net *net, u32 portid);
-void kvmai_groups_device_unbind(struct pci_dev *pdev);
-void kvmai_groups_device_opened(struct pci_dev *pdev);
-void kvmai_groups_device_closed(struct pci_dev *pdev);
+void kvmai_groups_device_unbind(struct device *dev);
+void kvmai_groups_device_opened(struct device *dev);
+void kvmai_groups_device_closed(struct device *dev);
 void kvmai_groups_device_added(struct pci_dev *pdev);
-void kvmai_groups_device_removed(struct pci_dev *pdev);
+void kvmai_groups_device_removed(struct device *dev);
 
 /* Module unload (main.c). */
 void kvmai_groups_destroy(void);

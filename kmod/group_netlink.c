@@ -10,6 +10,7 @@
 #include "kvmai.h"
 #include "acs.h"
 #include "ats.h"
+#include "counters.h"
 #include "group.h"
 #include "kvmai_nl.h"
 #include "netlink.h"
@@ -18,8 +19,11 @@
 /* Room for a full group: 16 members with 6 BARs each, ports and pairs. */
 #define KVMAI_GROUP_MSG_SIZE (32 * 1024)
 
-static int kvmai_fill_member(struct sk_buff *msg, struct pci_dev *pdev)
+/* A PCI function with its BARs, or an mdev (@mdev) of parent @pdev, without. */
+static int kvmai_fill_member(struct sk_buff *msg, struct pci_dev *pdev, struct device *mdev)
 {
+	struct device *dev = mdev ?: &pdev->dev;
+	const struct device_driver *drv = READ_ONCE(dev->driver);
 	struct nlattr *nest, *bar;
 	int i;
 
@@ -27,15 +31,15 @@ static int kvmai_fill_member(struct sk_buff *msg, struct pci_dev *pdev)
 	if (!nest)
 		return -EMSGSIZE;
 	if (nla_put_string(msg, KVMAI_A_MEMBER_PCI_ADDR, pci_name(pdev)) ||
-	    nla_put_string(msg, KVMAI_A_MEMBER_DRIVER,
-			   pdev->dev.driver ? pdev->dev.driver->name : "") ||
+	    (mdev && nla_put_string(msg, KVMAI_A_MEMBER_MDEV, dev_name(mdev))) ||
+	    nla_put_string(msg, KVMAI_A_MEMBER_DRIVER, drv ? drv->name : "") ||
 #ifdef CONFIG_PCI_ATS
 	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, kvmai_ats_on(pdev)))
 #else
 	    nla_put_u8(msg, KVMAI_A_MEMBER_ATS, 0))
 #endif
 		goto err;
-	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
+	for (i = 0; !mdev && i < PCI_STD_NUM_BARS; i++) {
 		if (!(pci_resource_flags(pdev, i) & IORESOURCE_MEM) || !pci_resource_len(pdev, i))
 			continue;
 		bar = nla_nest_start(msg, KVMAI_A_MEMBER_BAR);
@@ -122,7 +126,7 @@ static int kvmai_fill_group_item(struct sk_buff *msg, struct kvmai_group *grp, u
 	if (i < grp->nmembers) {
 		list_for_each_entry(m, &grp->members, node)
 			if (!i--)
-				return kvmai_fill_member(msg, m->pdev);
+				return kvmai_fill_member(msg, m->pdev, m->mdev);
 	}
 	i -= grp->nmembers;
 	if (i < grp->nports)
@@ -205,7 +209,7 @@ static struct pci_dev *kvmai_pci_lookup(struct genl_info *info)
 	char extra;
 
 	/* Not echoed in extack unless printable. */
-	if (kvmai_missing(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address") ||
+	if (kvmai_missing(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address or mdev UUID") ||
 	    kvmai_bad_name(info, KVMAI_A_GROUP_PCI_ADDR, "PCI address"))
 		return ERR_PTR(-EINVAL);
 	s = nla_data(attr);
@@ -370,11 +374,51 @@ int kvmai_nl_group_set_doit(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
+/*
+ * The mdev named by KVMAI_A_GROUP_MDEV, referenced, with its PCI parent
+ * in @parent, referenced too; or an error.  A member of @grp is found by
+ * name even when the bus no longer has it.
+ */
+static struct device *kvmai_mdev_lookup(struct genl_info *info, struct kvmai_group *grp,
+					struct pci_dev **parent)
+{
+	struct nlattr *attr = info->attrs[KVMAI_A_GROUP_MDEV];
+	const struct bus_type *bus = kvmai_mdev_bus();
+	struct device *dev;
+	const char *uuid;
+
+	if (kvmai_bad_name(info, KVMAI_A_GROUP_MDEV, "mdev UUID"))
+		return ERR_PTR(-EINVAL);
+	uuid = nla_data(attr);
+	dev = get_device(kvmai_group_mdev_member(grp, uuid));
+	if (!dev && bus)
+		dev = bus_find_device_by_name(bus, NULL, uuid);
+	if (!dev && !bus) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
+					"no mdev %s: kvmai has no mdev support here", uuid);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (!dev) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr, "no mdev %s", uuid);
+		return ERR_PTR(-ENOENT);
+	}
+	if (!dev->parent || !dev_is_pci(dev->parent)) {
+		NL_SET_ERR_MSG_ATTR_FMT(info->extack, attr,
+					"mdev %s: its parent %s is not a PCI device", uuid,
+					dev->parent ? dev_name(dev->parent) : "(none)");
+		put_device(dev);
+		return ERR_PTR(-EINVAL);
+	}
+	*parent = pci_dev_get(to_pci_dev(dev->parent));
+	return dev;
+}
+
 /* dev-add and dev-del: the same lookups around a different group change. */
 static int kvmai_nl_dev_op(struct genl_info *info,
 			   int (*op)(struct kvmai_group *grp, struct pci_dev *pdev,
-				     struct netlink_ext_ack *extack))
+				     struct device *mdev, struct netlink_ext_ack *extack))
 {
+	struct device *mdev = NULL;
 	struct kvmai_group *grp;
 	struct pci_dev *pdev;
 	int ret;
@@ -383,10 +427,22 @@ static int kvmai_nl_dev_op(struct genl_info *info,
 	grp = kvmai_group_lookup(info);
 	if (IS_ERR(grp))
 		return PTR_ERR(grp);
-	pdev = kvmai_pci_lookup(info);
-	if (IS_ERR(pdev))
-		return PTR_ERR(pdev);
-	ret = op(grp, pdev, info->extack);
+	if (info->attrs[KVMAI_A_GROUP_MDEV] && info->attrs[KVMAI_A_GROUP_PCI_ADDR]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[KVMAI_A_GROUP_MDEV],
+				    "give a PCI address or an mdev UUID, not both");
+		return -EINVAL;
+	}
+	if (info->attrs[KVMAI_A_GROUP_MDEV]) {
+		mdev = kvmai_mdev_lookup(info, grp, &pdev);
+		if (IS_ERR(mdev))
+			return PTR_ERR(mdev);
+	} else {
+		pdev = kvmai_pci_lookup(info);
+		if (IS_ERR(pdev))
+			return PTR_ERR(pdev);
+	}
+	ret = op(grp, pdev, mdev, info->extack);
+	put_device(mdev);
 	pci_dev_put(pdev);
 	if (!ret)
 		kvmai_group_change_ntf(grp);

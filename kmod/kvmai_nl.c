@@ -59,15 +59,17 @@ static const struct nla_policy kvmai_group_set_nl_policy[KVMAI_A_GROUP_STATE + 1
 };
 
 /* KVMAI_CMD_DEV_ADD - do */
-static const struct nla_policy kvmai_dev_add_nl_policy[KVMAI_A_GROUP_PCI_ADDR + 1] = {
+static const struct nla_policy kvmai_dev_add_nl_policy[KVMAI_A_GROUP_MDEV + 1] = {
 	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[KVMAI_A_GROUP_PCI_ADDR] = { .type = NLA_NUL_STRING, .len = 15, },
+	[KVMAI_A_GROUP_MDEV] = { .type = NLA_NUL_STRING, .len = 36, },
 };
 
 /* KVMAI_CMD_DEV_DEL - do */
-static const struct nla_policy kvmai_dev_del_nl_policy[KVMAI_A_GROUP_PCI_ADDR + 1] = {
+static const struct nla_policy kvmai_dev_del_nl_policy[KVMAI_A_GROUP_MDEV + 1] = {
 	[KVMAI_A_GROUP_NAME] = { .type = NLA_NUL_STRING, .len = 31, },
 	[KVMAI_A_GROUP_PCI_ADDR] = { .type = NLA_NUL_STRING, .len = 15, },
+	[KVMAI_A_GROUP_MDEV] = { .type = NLA_NUL_STRING, .len = 36, },
 };
 
 /* KVMAI_CMD_PMU_GET - do */
@@ -143,7 +145,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_dev_add_doit,
 		.policy		= kvmai_dev_add_nl_policy,
-		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
+		.maxattr	= KVMAI_A_GROUP_MDEV,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{
@@ -151,7 +153,7 @@ static const struct genl_split_ops kvmai_nl_ops[] = {
 		.pre_doit	= kvmai_nl_pre_doit,
 		.doit		= kvmai_nl_dev_del_doit,
 		.policy		= kvmai_dev_del_nl_policy,
-		.maxattr	= KVMAI_A_GROUP_PCI_ADDR,
+		.maxattr	= KVMAI_A_GROUP_MDEV,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 	{

@@ -77,6 +77,11 @@ static int __init kvmai_init(void)
 		pr_err("cannot register the counters device driver: %d\n", ret);
 		goto err_notifiers;
 	}
+	ret = kvmai_mdev_notifier_register();
+	if (ret) {
+		pr_err("cannot register the mdev bus notifier: %d\n", ret);
+		goto err_counters_driver;
+	}
 	/* Providers inside kvmai register their pages as outside ones do. */
 	kvmai_counters_intel_init();
 	ret = kvmai_dev_register();
@@ -97,6 +102,8 @@ err_dev:
 	kvmai_dev_unregister();
 err_counters:
 	kvmai_counters_intel_exit();
+	kvmai_mdev_notifier_unregister();
+err_counters_driver:
 	kvmai_counters_exit();
 err_notifiers:
 	kvmai_notifiers_unregister();
@@ -113,6 +120,8 @@ static void __exit kvmai_exit(void)
 	kvmai_notifiers_unregister();
 	/* Restores every port and releases every PMU resource. */
 	kvmai_groups_destroy();
+	/* After the groups: none holds an mdev the bus could remove unheard. */
+	kvmai_mdev_notifier_unregister();
 	kvmai_ports_destroy();
 	kvmai_pmu_destroy();
 	kvmai_counters_intel_exit();

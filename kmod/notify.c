@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kvmai - how groups learn that the world changed under them: a member
- * leaving vfio-pci or the bus (PCI bus notifier), the owning netlink
- * socket closing (netlink notifier; a VMM killed by SIGKILL included), and,
- * on kernels with the kvm-ai series, a user opening or closing a member
- * (vfio).
+ * leaving vfio-pci or the bus (PCI bus notifier), an mdev member leaving
+ * its driver or the bus (mdev bus notifier), the owning netlink socket
+ * closing (netlink notifier; a VMM killed by SIGKILL included), and, on
+ * kernels with the kvm-ai series, a user opening or closing a member or
+ * another mdev of a member's parent (vfio).
  */
 #include <linux/netlink.h>
 #include <linux/notifier.h>
 #include <linux/pci.h>
 #include <linux/vfio.h>
 
+#include "counters.h"
 #include "group.h"
 #include "notify.h"
 #include "pmu.h"
@@ -24,13 +26,13 @@ static int kvmai_pci_notify(struct notifier_block *nb, unsigned long action, voi
 	case BUS_NOTIFY_UNBIND_DRIVER:
 	case BUS_NOTIFY_UNBOUND_DRIVER:
 		/* Both: a member added while the unbind was under way is caught too. */
-		kvmai_groups_device_unbind(pdev);
+		kvmai_groups_device_unbind(&pdev->dev);
 		break;
 	case BUS_NOTIFY_ADD_DEVICE:
 		kvmai_groups_device_added(pdev);
 		break;
 	case BUS_NOTIFY_DEL_DEVICE:
-		kvmai_groups_device_removed(pdev);
+		kvmai_groups_device_removed(&pdev->dev);
 		break;
 	}
 	return NOTIFY_DONE;
@@ -39,6 +41,46 @@ static int kvmai_pci_notify(struct notifier_block *nb, unsigned long action, voi
 static struct notifier_block kvmai_pci_nb = {
 	.notifier_call = kvmai_pci_notify,
 };
+
+/*
+ * The same for mdevs.  A new mdev needs no check: it sends nothing until a
+ * user opens it, and vfio says when one does.
+ */
+static int kvmai_mdev_notify(struct notifier_block *nb, unsigned long action, void *data)
+{
+	struct device *dev = data;
+
+	switch (action) {
+	case BUS_NOTIFY_UNBIND_DRIVER:
+	case BUS_NOTIFY_UNBOUND_DRIVER:
+		kvmai_groups_device_unbind(dev);
+		break;
+	case BUS_NOTIFY_DEL_DEVICE:
+		kvmai_groups_device_removed(dev);
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kvmai_mdev_nb = {
+	.notifier_call = kvmai_mdev_notify,
+};
+
+/* After kvmai_counters_init(), which finds the mdev bus. */
+int kvmai_mdev_notifier_register(void)
+{
+	const struct bus_type *bus = kvmai_mdev_bus();
+
+	return bus ? bus_register_notifier(bus, &kvmai_mdev_nb) : 0;
+}
+
+void kvmai_mdev_notifier_unregister(void)
+{
+	const struct bus_type *bus = kvmai_mdev_bus();
+
+	if (bus)
+		bus_unregister_notifier(bus, &kvmai_mdev_nb);
+}
 
 static int kvmai_netlink_notify(struct notifier_block *nb, unsigned long state, void *data)
 {
@@ -63,13 +105,14 @@ static struct notifier_block kvmai_netlink_nb = {
 static int kvmai_vfio_notify(struct notifier_block *nb, unsigned long event, void *data)
 {
 	struct vfio_device *vdev = data;
+	const struct bus_type *mdev_bus = kvmai_mdev_bus();
 
-	if (!dev_is_pci(vdev->dev))
+	if (!dev_is_pci(vdev->dev) && (!mdev_bus || vdev->dev->bus != mdev_bus))
 		return NOTIFY_DONE;
 	if (event == VFIO_DEVICE_NOTIFY_OPEN)
-		kvmai_groups_device_opened(to_pci_dev(vdev->dev));
+		kvmai_groups_device_opened(vdev->dev);
 	else if (event == VFIO_DEVICE_NOTIFY_CLOSE)
-		kvmai_groups_device_closed(to_pci_dev(vdev->dev));
+		kvmai_groups_device_closed(vdev->dev);
 	return NOTIFY_DONE;
 }
 

@@ -5,5 +5,8 @@
 
 int kvmai_notifiers_register(void);
 void kvmai_notifiers_unregister(void);
+/* The mdev bus's, apart: the bus is known once kvmai's mdev driver is registered. */
+int kvmai_mdev_notifier_register(void);
+void kvmai_mdev_notifier_unregister(void);
 
 #endif /* _KVMAI_NOTIFY_H */
