@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "partition/layout.h"
+
 namespace kvmai::kvmaictl {
 namespace {
 
@@ -45,6 +47,7 @@ MemberBar bar_of(const AttrSet& a) {
 Member member_of(const AttrSet& a) {
   const auto ats = a.u8(KVMAI_A_MEMBER_ATS);
   return {.pci_addr = a.str(KVMAI_A_MEMBER_PCI_ADDR),
+          .mdev = a.str(KVMAI_A_MEMBER_MDEV),
           .driver = a.str(KVMAI_A_MEMBER_DRIVER),
           .ats = ats ? std::optional<bool>(*ats != 0) : std::nullopt,
           .bars = nests(a, KVMAI_A_MEMBER_BAR, bar_of)};
@@ -178,7 +181,7 @@ std::vector<std::string> Group::member_addrs() const {
   std::vector<std::string> v;
   v.reserve(members.size());
   for (const auto& m : members) {
-    v.push_back(m.pci_addr.value_or("?"));
+    v.push_back(m.mdev ? *m.mdev : m.pci_addr.value_or("?"));
   }
   return v;
 }
@@ -285,16 +288,31 @@ void Kvmai::group_set(const std::string& name, std::optional<std::uint32_t> mode
   request(KVMAI_CMD_GROUP_SET, req);
 }
 
-void Kvmai::dev_add(const std::string& group, const std::string& pci_addr) {
-  AttrSet req = group_name(group);
-  req.put_string(KVMAI_A_GROUP_PCI_ADDR, pci_addr);
-  request(KVMAI_CMD_DEV_ADD, req);
+GroupDevice GroupDevice::named(const std::string& name) {
+  return partition::is_uuid(name) ? GroupDevice{.pci_addr = "", .mdev = name}
+                                  : GroupDevice{.pci_addr = name, .mdev = ""};
 }
 
-void Kvmai::dev_del(const std::string& group, const std::string& pci_addr) {
+namespace {
+
+AttrSet dev_request(const std::string& group, const GroupDevice& dev) {
   AttrSet req = group_name(group);
-  req.put_string(KVMAI_A_GROUP_PCI_ADDR, pci_addr);
-  request(KVMAI_CMD_DEV_DEL, req);
+  if (dev.mdev.empty()) {
+    req.put_string(KVMAI_A_GROUP_PCI_ADDR, dev.pci_addr);
+  } else {
+    req.put_string(KVMAI_A_GROUP_MDEV, dev.mdev);
+  }
+  return req;
+}
+
+}  // namespace
+
+void Kvmai::dev_add(const std::string& group, const GroupDevice& dev) {
+  request(KVMAI_CMD_DEV_ADD, dev_request(group, dev));
+}
+
+void Kvmai::dev_del(const std::string& group, const GroupDevice& dev) {
+  request(KVMAI_CMD_DEV_DEL, dev_request(group, dev));
 }
 
 ModuleStatus Kvmai::status() {

@@ -29,8 +29,18 @@ struct MemberBar {
   std::optional<std::uint64_t> size;
 };
 
+// What dev-add and dev-del name: a PCI function, or an mdev (the other empty).
+struct GroupDevice {
+  std::string pci_addr;
+  std::string mdev;
+
+  // By the name a group's member has: an mdev's UUID, else a PCI address.
+  static GroupDevice named(const std::string& name);
+};
+
 struct Member {
-  std::optional<std::string> pci_addr;
+  std::optional<std::string> pci_addr;  // an mdev's: its parent's
+  std::optional<std::string> mdev;      // the mdev's UUID, if the member is one
   std::optional<std::string> driver;
   std::optional<bool> ats;
   std::vector<MemberBar> bars;
@@ -63,7 +73,8 @@ struct Group {
   std::vector<Port> ports;
   std::vector<MemberPair> pairs;
 
-  // The members' PCI addresses, in the module's order ("?" for none).
+  // The members as devices are named: PCI addresses, mdevs' UUIDs, in the
+  // module's order ("?" for none).
   std::vector<std::string> member_addrs() const;
 };
 
@@ -184,8 +195,8 @@ class Kvmai {
   // group-set with whatever of mode and state is given.
   void group_set(const std::string& name, std::optional<std::uint32_t> mode,
                  std::optional<std::uint32_t> state);
-  void dev_add(const std::string& group, const std::string& pci_addr);
-  void dev_del(const std::string& group, const std::string& pci_addr);
+  void dev_add(const std::string& group, const GroupDevice& dev);
+  void dev_del(const std::string& group, const GroupDevice& dev);
 
   ModuleStatus status();
 

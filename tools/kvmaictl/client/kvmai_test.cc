@@ -59,7 +59,7 @@ TEST(Kvmai, WarningsGoToTheCallback) {
   std::vector<std::string> warnings;
   Kvmai k(testing::fake_kvmai(log, [](FakeTransport& t) { t.warning = "no ATS on 0000:22:00.0"; }),
           [&](std::string_view w) { warnings.emplace_back(w); });
-  k.dev_add("g1", "0000:22:00.0");
+  k.dev_add("g1", GroupDevice::named("0000:22:00.0"));
   EXPECT_EQ(warnings, std::vector<std::string>{"no ATS on 0000:22:00.0"});
 }
 

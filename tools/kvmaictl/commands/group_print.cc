@@ -25,6 +25,9 @@ void print_acs_bits(Printer& out, std::string_view key, std::optional<std::uint3
 void print_member(Printer& out, const Member& m) {
   out.open_object();
   out.print_opt_string("pci_addr", m.pci_addr, {"\n    member "});
+  if (m.mdev) {
+    out.print_string("mdev", *m.mdev, {" mdev "});
+  }
   out.print_opt_string("driver", m.driver, {" driver "});
   if (m.ats) {
     out.print_bool("ats", *m.ats, {" ats "});

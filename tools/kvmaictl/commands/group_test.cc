@@ -57,6 +57,31 @@ TEST(Group, ShowJsonUsesSpecNames) {
   EXPECT_EQ(g["pair"][0]["type"], "host-bridge");
 }
 
+// An mdev member: its UUID beside its parent's address, no BARs; the
+// member lists (monitor's summary, partition users) name it by its UUID,
+// as dev add does.
+TEST(Group, MdevMemberShowsItsUuidAndParent) {
+  AttrSet vgpu;
+  vgpu.put_string(KVMAI_A_MEMBER_PCI_ADDR, "0000:55:00.0")
+      .put_string(KVMAI_A_MEMBER_MDEV, "9a1b4c2d-8e3f-4a5b-b6c7-d8e9f0a1b2c3")
+      .put_string(KVMAI_A_MEMBER_DRIVER, "nvidia-vgpu-vfio")
+      .put_u8(KVMAI_A_MEMBER_ATS, 0);
+  AttrSet g = testing::empty_group("vgpus");
+  g.put_nested(KVMAI_A_GROUP_MEMBER, vgpu);
+  auto log = std::make_shared<Log>();
+  const auto text = run_cli({"group", "show", "vgpus"}, with_groups(log, {g}));
+  ASSERT_EQ(text.rc, kExitOk) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("member 0000:55:00.0 mdev 9a1b4c2d-8e3f-4a5b-b6c7-d8e9f0a1b2c3 "
+                                  "driver nvidia-vgpu-vfio ats no"));
+  const auto json = run_cli({"-j", "group", "show", "vgpus"}, with_groups(log, {g}));
+  const auto m = nlohmann::json::parse(json.out)["groups"][0]["member"][0];
+  EXPECT_EQ(m["mdev"], "9a1b4c2d-8e3f-4a5b-b6c7-d8e9f0a1b2c3");
+  EXPECT_EQ(m["pci_addr"], "0000:55:00.0");
+  EXPECT_TRUE(m["bar"].empty());
+  EXPECT_EQ(group_of(g).member_addrs(),
+            std::vector<std::string>{"9a1b4c2d-8e3f-4a5b-b6c7-d8e9f0a1b2c3"});
+}
+
 // The module splits a group too large for the reader's messages; the parts
 // after the first are flagged `continued` and carry the rest of the lists.
 TEST(Group, ShowJoinsASplitGroup) {

@@ -161,7 +161,7 @@ void create_group(Kvmai& k, Undo& undo, const std::string& vm, const GroupPlan& 
   // members, whatever state it reached.
   undo.push(where + ": delete", [&k, name = g.name] { k.group_del(name); });
   for (const auto& dev : g.devices) {
-    step(cat({where, ": add ", dev}), [&] { k.dev_add(g.name, dev); });
+    step(cat({where, ": add ", dev}), [&] { k.dev_add(g.name, GroupDevice::named(dev)); });
   }
   step(where + ": enable", [&] { set_state(k, g.name, KVMAI_STATE_ENABLED); });
 }
