@@ -28,6 +28,7 @@
 #include "lib/module.h"
 #include "lib/netlink.h"
 #include "lib/group.h"
+#include "lib/counters.h"
 
 /*
  * Endpoints the tests pass to "the VM": bound to vfio-pci for the run of
@@ -1278,6 +1279,222 @@ TEST_F(p2p, second_user_open_disables_group_first)
 	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
 	stop_vmm(vmm2);
 	stop_vmm(vmm1);
+}
+
+/*
+ * mdevs as members.  foreign1 (edu, behind sw3, the switch without ACS)
+ * becomes an mdev parent of the test-only vendor driver
+ * (kmod/testing/kvmai_mock_mdev.c), as a GPU does under a vGPU driver with
+ * mdevs: its mdevs' DMA carries its requester ID.
+ */
+#define MDEV_TYPE "kvmai_mock_mdev-quarter"
+#define MDEV_A "6f1c2a3b-4d5e-4f60-8a1b-2c3d4e5f6a7b"
+#define MDEV_B "7a2d3b4c-5e6f-4a71-9b2c-3d4e5f6a7b8c"
+
+/* foreign1 as an mdev parent with @n mdevs (MDEV_A, MDEV_B); its driver saved in @drv. */
+static int mdev_parent_up(char *drv, size_t len, int n)
+{
+	const char *bdf = kt_dev_bdf("foreign1");
+	static const char *const uuid[] = { MDEV_A, MDEV_B };
+	char path[160];
+
+	if (kt_pci_driver(bdf, drv, len) || _test_cmd_mod_load(KT_MOD_MOCK_MDEV, NULL) ||
+	    _test_cmd_pci_bind(bdf, "kvmai_mock_mdev"))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/mdev_supported_types/"
+		 MDEV_TYPE "/create", bdf);
+	for (int i = 0; i < n; i++)
+		if (kt_sysfs_write(path, uuid[i]))
+			return -1;
+	return 0;
+}
+
+/* Its mdevs removed (those left), its driver back, the mock unloaded. */
+static int mdev_parent_down(const char *drv)
+{
+	static const char *const uuid[] = { MDEV_A, MDEV_B };
+	char path[96];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/remove", uuid[i]);
+		if (!access(path, F_OK))
+			kt_sysfs_write(path, "1");
+	}
+	return _test_cmd_pci_bind(kt_dev_bdf("foreign1"), drv) |
+	       _test_cmd_mod_unload(KT_MOD_MOCK_MDEV);
+}
+
+static int mdev_req(struct _test_data_p2p *self, __u8 cmd, const char *name, const char *uuid)
+{
+	struct kt_req r = { .cmd = cmd, .name = name, .mdev = uuid };
+
+	return _test_cmd_group(&self->nl, &r, &self->g);
+}
+
+/* A VMM of its own holding mdev @uuid open, as QEMU does with sysfsdev=. */
+static pid_t hold_mdev(const char *uuid)
+{
+	struct kt_vfio v;
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(ready))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		close(ready[0]);
+		if (kt_vfio_open(uuid, &v))
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+#define NO_MOCK_MDEV "no " KT_MOCK_MDEV_PATH ": a kernel without mdev"
+
+/*
+ * A direct group over every VM device below sw2's host bridge is refused
+ * while foreign1 sits there too; with an mdev of foreign1 as a member it
+ * enables, the
+ * mdev placed at its parent.  Another VM opening the parent's other mdev
+ * then disables it before the open returns, since that mdev's traffic is
+ * the parent's too, and enabling is refused while it stays open; removing
+ * the member mdev takes it out of the group, and the parent's driver can
+ * go with no reference to its mdevs left behind.
+ */
+TEST_F(p2p, mdev_member_stands_for_its_parent_and_its_siblings)
+{
+	static const char *const m[] = { "gpu4", "gpu5", "nic3" };
+	char drv[64], want[96], out[512];
+	pid_t vmm, other;
+	int i;
+
+	if (!direct_mode(self))
+		SKIP(return, NO_DIRECT);
+	if (access(KT_MOCK_MDEV_PATH, F_OK))
+		SKIP(return, NO_MOCK_MDEV);
+	ASSERT_EQ(0, mdev_parent_up(drv, sizeof(drv), 2));
+	ASSERT_EQ(0, make_group(self, "gm", KVMAI_MODE_DIRECT, m, 3));
+	EXPECT_EQ(-EPERM, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED));
+	test_ext_has(kt_dev_bdf("foreign1"));
+
+	ASSERT_EQ(0, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", MDEV_A)) TH_LOG("%s", self->nl.ext);
+	ASSERT_EQ(0, get_group(self, "gm"));
+	ASSERT_EQ(4, self->g.nmembers);
+	for (i = 0; i < 4 && strcmp(self->g.members[i].mdev, MDEV_A); i++)
+		;
+	ASSERT_LT(i, 4) TH_LOG("no member %s", MDEV_A);
+	EXPECT_STREQ(kt_dev_bdf("foreign1"), self->g.members[i].addr);
+	EXPECT_STREQ("kvmai_mock_mdev", self->g.members[i].driver);
+	EXPECT_EQ(0, self->g.members[i].nbars);
+
+	vmm = start_vmm(m, 3);
+	ASSERT_GT(vmm, 0) TH_LOG("fake VMM could not open its devices");
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->nl.ext);
+	EXPECT_NE(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
+
+	/* Another VM opens the parent's other mdev: the ports come back first. */
+	other = hold_mdev(MDEV_B);
+	ASSERT_GT(other, 0) TH_LOG("could not open mdev %s", MDEV_B);
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
+	ASSERT_EQ(0, get_group(self, "gm"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	EXPECT_EQ(-EBUSY, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED));
+	snprintf(want, sizeof(want), "sibling mdev %s has a second VFIO user", MDEV_B);
+	EXPECT_STREQ(want, self->nl.ext);
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
+	stop_vmm(other);
+
+	/*
+	 * The member mdev removed while the group is enabled: kvmaictl refuses
+	 * (a partition in an enabled group), sysfs does not.
+	 */
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_SET, "gm", NULL, 0, KVMAI_STATE_ENABLED))
+		TH_LOG("%s", self->nl.ext);
+	EXPECT_NE(0, kt_sh(out, sizeof(out), "/kvmai/bin/kvmaictl partition del " MDEV_A));
+	EXPECT_NE(NULL, strstr(out, "in enabled P2P group gm")) TH_LOG("%s", out);
+	ASSERT_EQ(0, access("/sys/bus/mdev/devices/" MDEV_A, F_OK));
+	ASSERT_EQ(0, kt_sysfs_write("/sys/bus/mdev/devices/" MDEV_A "/remove", "1"));
+	ASSERT_EQ(0, get_group(self, "gm"));
+	EXPECT_EQ(KVMAI_STATE_DISABLED, self->g.state);
+	EXPECT_EQ(3, self->g.nmembers);
+	EXPECT_EQ(kt_dev_acs(&self->before, "gpu4"), kt_dev_acs_now("gpu4"));
+	stop_vmm(vmm);
+
+	/* A member when its vendor driver goes: the group lets go of it. */
+	ASSERT_EQ(0, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", MDEV_B)) TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ(0, mdev_parent_down(drv));
+	ASSERT_EQ(0, get_group(self, "gm"));
+	EXPECT_EQ(3, self->g.nmembers);
+	for (i = 0; i < self->g.nmembers; i++)
+		EXPECT_STREQ("", self->g.members[i].mdev);
+}
+
+/* What dev-add refuses of an mdev, one line each. */
+TEST_F(p2p, mdev_member_refusals)
+{
+	static const char *const m[] = { "gpu4" };
+	char drv[64], want[96], path[96];
+	struct kt_req both = { .cmd = KVMAI_CMD_DEV_ADD, .name = "gm", .mdev = MDEV_A };
+
+	if (access(KT_MOCK_MDEV_PATH, F_OK))
+		SKIP(return, NO_MOCK_MDEV);
+	ASSERT_EQ(0, mdev_parent_up(drv, sizeof(drv), 1));
+	ASSERT_EQ(0, make_group(self, "gm", KVMAI_MODE_TRANSLATED, m, 1));
+	ASSERT_EQ(0, make_group(self, "gn", KVMAI_MODE_TRANSLATED, m, 0));
+
+	EXPECT_EQ(-ENOENT, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", MDEV_B));
+	EXPECT_STREQ("no mdev " MDEV_B, self->nl.ext);
+	both.pci = kt_dev_bdf("nic3");
+	EXPECT_EQ(-EINVAL, _test_cmd_group(&self->nl, &both, NULL));
+	EXPECT_STREQ("give a PCI address or an mdev UUID, not both", self->nl.ext);
+	EXPECT_EQ(-EINVAL, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", "6f1c2a3b;reboot"));
+	test_ext_has("mdev UUID");
+
+	ASSERT_EQ(0, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", MDEV_A)) TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ(-EEXIST, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", MDEV_A));
+	EXPECT_STREQ(MDEV_A " is already in group gm", self->nl.ext);
+	EXPECT_EQ(-EBUSY, mdev_req(self, KVMAI_CMD_DEV_ADD, "gn", MDEV_A));
+	EXPECT_STREQ(MDEV_A " belongs to group gm", self->nl.ext);
+
+	/* Unbound from its vendor driver, an mdev is no VFIO device. */
+	snprintf(path, sizeof(path), "/sys/bus/mdev/devices/%s/driver/unbind", MDEV_A);
+	ASSERT_EQ(0, kt_sysfs_write(path, MDEV_A));
+	EXPECT_EQ(-EINVAL, mdev_req(self, KVMAI_CMD_DEV_ADD, "gn", MDEV_A));
+	EXPECT_STREQ("mdev " MDEV_A " is bound to no driver", self->nl.ext);
+	EXPECT_EQ(0, mdev_req(self, KVMAI_CMD_DEV_DEL, "gm", MDEV_A)) TH_LOG("%s", self->nl.ext);
+	EXPECT_EQ(-ENOENT, mdev_req(self, KVMAI_CMD_DEV_DEL, "gm", MDEV_A));
+	snprintf(want, sizeof(want), "%s is not in group gm", MDEV_A);
+	EXPECT_STREQ(want, self->nl.ext);
+	EXPECT_EQ(0, mdev_parent_down(drv));
+}
+
+/* An mdev whose parent is no PCI device has no path to place it on. */
+TEST_F(p2p, mdev_of_a_virtual_parent_is_refused)
+{
+	char out[256];
+
+	if (access("/kvmai/mtty.ko", F_OK))
+		SKIP(return, "no /kvmai/mtty.ko: samples/vfio-mdev not built for this kernel");
+	ASSERT_EQ(0, kt_sh(out, sizeof(out), "insmod /kvmai/mtty.ko")) TH_LOG("%s", out);
+	ASSERT_EQ(0, kt_sysfs_write("/sys/class/mdev_bus/mtty/mdev_supported_types/mtty-1/create",
+				    MDEV_B));
+	ASSERT_EQ(0, req(self, KVMAI_CMD_GROUP_NEW, "gm", NULL, 0, 0));
+	EXPECT_EQ(-EINVAL, mdev_req(self, KVMAI_CMD_DEV_ADD, "gm", MDEV_B));
+	EXPECT_STREQ("mdev " MDEV_B ": its parent mtty is not a PCI device", self->nl.ext);
+	EXPECT_EQ(0, kt_sysfs_write("/sys/bus/mdev/devices/" MDEV_B "/remove", "1"));
+	EXPECT_EQ(0, kt_sh(out, sizeof(out), "rmmod mtty")) TH_LOG("%s", out);
 }
 
 TEST_F(p2p, dump_lists_every_group)

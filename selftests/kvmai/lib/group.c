@@ -28,6 +28,7 @@ static void parse_member(struct kt_member *m, struct nlattr *nest)
 	if (nla_parse_nested(tb, KVMAI_A_MEMBER_MAX, nest, NULL))
 		return;
 	kt_nla_str(m->addr, sizeof(m->addr), tb[KVMAI_A_MEMBER_PCI_ADDR]);
+	kt_nla_str(m->mdev, sizeof(m->mdev), tb[KVMAI_A_MEMBER_MDEV]);
 	kt_nla_str(m->driver, sizeof(m->driver), tb[KVMAI_A_MEMBER_DRIVER]);
 	m->ats = tb[KVMAI_A_MEMBER_ATS] ? nla_get_u8(tb[KVMAI_A_MEMBER_ATS]) : -1;
 	nla_for_each_nested(bar, nest, rem) {
@@ -136,6 +137,8 @@ static void fill_group_req(struct nl_msg *msg, const void *arg)
 		nla_put_string(msg, KVMAI_A_GROUP_VM, req->vm);
 	if (req->pci)
 		nla_put_string(msg, KVMAI_A_GROUP_PCI_ADDR, req->pci);
+	if (req->mdev)
+		nla_put_string(msg, KVMAI_A_GROUP_MDEV, req->mdev);
 	if (req->mode)
 		nla_put_u32(msg, KVMAI_A_GROUP_MODE, req->mode);
 	if (req->state)

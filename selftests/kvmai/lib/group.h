@@ -11,7 +11,8 @@ struct kt_port {
 };
 
 struct kt_member {
-	char addr[16];
+	char addr[16];		/* an mdev's: its parent's */
+	char mdev[40];		/* the mdev's UUID, or "" */
 	char driver[32];
 	int ats;
 	int nbars;
@@ -43,6 +44,7 @@ struct kt_req {
 	const char *name;
 	const char *vm;
 	const char *pci;
+	const char *mdev;	/* dev-add/dev-del by mdev UUID */
 	__u32 mode;
 	__u32 state;
 	bool bind_socket;
