@@ -1,5 +1,5 @@
-// Formatting shared by the tools: the one hex formatter and the one join.
-// Everything else is fmt::format.
+// Formatting shared by the tools: the one hex formatter, the one join and
+// the one lower-casing.  Everything else is fmt::format.
 #pragma once
 
 #include <fmt/format.h>
@@ -12,6 +12,9 @@ namespace kvmai {
 
 // "0x" and `value` in lower-case hex, zero-padded to `digits` digits.
 std::string to_hex(std::uint64_t value, int digits = 0);
+
+// `s` in lower case, ASCII letters only (PCI addresses, UUIDs).
+std::string to_lower(std::string s);
 
 // The elements of `range` (anything fmt formats) with `sep` between them.
 template <typename Range>

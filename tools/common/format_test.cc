@@ -26,6 +26,14 @@ TEST(Join, SeparatorsBetweenOnly) {
   EXPECT_EQ(join(std::vector<int>{3, 4}, ":"), "3:4");
 }
 
+// ASCII letters only: a UUID or PCI address, never a locale's idea of case.
+TEST(ToLower, AsciiLettersOnly) {
+  EXPECT_EQ(to_lower("C2177883-F1BB-47F0-914D-32A22E3A8804"),
+            "c2177883-f1bb-47f0-914d-32a22e3a8804");
+  EXPECT_EQ(to_lower("0000:AB:1F.7"), "0000:ab:1f.7");
+  EXPECT_EQ(to_lower("\xc3\x89t\xc3\xa9"), "\xc3\x89t\xc3\xa9");
+}
+
 enum class Color { red, green, blue };
 constexpr Named<Color> kColors[] = {{Color::red, "red"}, {Color::green, "green"}};
 

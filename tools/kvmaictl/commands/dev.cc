@@ -3,11 +3,9 @@
 #include <fmt/format.h>
 #include <linux/kvmai.h>
 
-#include <algorithm>
-#include <cctype>
-
 #include "client/names.h"
 #include "commands/commands.h"
+#include "common/format.h"
 #include "model/pci_tree.h"
 #include "partition/layout.h"
 
@@ -21,10 +19,7 @@ GroupDevice group_device(std::string_view s) {
     return {.pci_addr = std::move(*bdf), .mdev = ""};
   }
   if (partition::is_uuid(s)) {
-    std::string uuid(s);
-    std::ranges::transform(uuid, uuid.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return {.pci_addr = "", .mdev = std::move(uuid)};
+    return {.pci_addr = "", .mdev = to_lower(std::string(s))};
   }
   throw UsageError(fmt::format(
       "bad device \"{}\" (want a PCI address [DDDD:]BB:DD.F or an mdev UUID)", printable(s)));

@@ -8,6 +8,7 @@
 
 #include "client/genl.h"
 #include "client/names.h"
+#include "common/format.h"
 #include "partition/apply.h"
 #include "partition/plan.h"
 #include "partition/users.h"
@@ -17,12 +18,6 @@ namespace {
 
 using partition::Layout;
 using partition::Wanted;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 int count_of(const std::optional<std::string>& v, std::string_view what, int least) {
   if (!v || v->empty() || v->size() > 5 ||
@@ -132,7 +127,7 @@ std::vector<PartitionPlan> plan_partitions(const DomainXml& xml, const HostConfi
       }
       p.mdev = true;
       p.type = spec.type.value_or("");
-      p.uuid = lower(spec.uuid.value_or(""));
+      p.uuid = to_lower(spec.uuid.value_or(""));
       if (!partition::is_uuid(p.uuid)) {
         throw HookError("partition: uuid=" + in_quotes(spec.uuid.value_or("")) +
                         " is not a UUID (the mdev's, as its hostdev names it)");
@@ -141,7 +136,7 @@ std::vector<PartitionPlan> plan_partitions(const DomainXml& xml, const HostConfi
         throw HookError("partition: " + p.parent + " offers no mdev type " + in_quotes(p.type));
       }
       if (std::none_of(xml.mdevs.begin(), xml.mdevs.end(),
-                       [&](const std::string& u) { return lower(u) == p.uuid; })) {
+                       [&](const std::string& u) { return to_lower(u) == p.uuid; })) {
         throw HookError("partition: mdev " + p.uuid + " is not one of the domain's mdev hostdevs");
       }
     } else {

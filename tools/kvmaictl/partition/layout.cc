@@ -124,6 +124,19 @@ const Parent* Layout::find(const std::string& name) const {
   return it == parents.end() ? nullptr : &*it;
 }
 
+std::optional<std::string> mdev_parent(const TreeReader& sys, const std::string& uuid) {
+  const auto path = sys.resolve("bus/mdev/devices/" + uuid);
+  if (!path) {
+    return std::nullopt;
+  }
+  const auto slash = path->rfind('/');
+  if (slash == std::string::npos) {
+    return std::nullopt;
+  }
+  const std::string dir = path->substr(0, slash);
+  return dir.substr(dir.rfind('/') + 1);
+}
+
 bool is_uuid(std::string_view s) {
   static constexpr std::string_view kShape = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
   if (s.size() != kShape.size()) {

@@ -65,6 +65,11 @@ struct Layout {
 // Whether `s` is a UUID as sysfs names mdevs: 8-4-4-4-12 hex digits.
 bool is_uuid(std::string_view s);
 
+// The name of mdev `uuid`'s parent device: the mdev core puts an mdev below
+// it (bus/mdev/devices/UUID -> devices/.../PARENT/UUID).  nullopt when
+// there is no such mdev.
+std::optional<std::string> mdev_parent(const TreeReader& sys, const std::string& uuid);
+
 // An mdev parent's or PF's name as the user wrote it: a PCI address in any
 // accepted spelling, or a class/mdev_bus name. nullopt when neither.
 std::optional<std::string> parent_name(const std::string& word);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "client/names.h"
+#include "common/format.h"
 #include "partition/layout.h"
 
 namespace kvmai::kvmaictl::partition {
@@ -43,9 +44,7 @@ class Reader {
   }
 
   std::string uuid(const toml::node& n, const std::string& key) const {
-    auto u = text(n, key);
-    std::transform(u.begin(), u.end(), u.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const auto u = to_lower(text(n, key));
     if (!is_uuid(u)) {
       fail(key, fmt::format("\"{}\" is not a UUID", printable(u)));
     }

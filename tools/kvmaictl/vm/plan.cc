@@ -35,16 +35,13 @@ struct Pick {
 // parent driver's mdev driver, which registers it with VFIO.
 Pick resolve_mdev(const Topology& topo, const TreeReader& sys, const std::string& uuid) {
   const std::string rel = "bus/mdev/devices/" + uuid;
-  const auto path = sys.resolve(rel);
-  if (!path) {
+  const auto parent = partition::mdev_parent(sys, uuid);
+  if (!parent) {
     throw OpError("no mediated device " + uuid + " (bus/mdev/devices)");
   }
-  const auto slash = path->rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path->substr(0, slash);
-  const std::string parent = dir.substr(dir.rfind('/') + 1);
-  const PciDevice* d = topo.tree().find(parent);
+  const PciDevice* d = topo.tree().find(*parent);
   if (d == nullptr) {
-    throw OpError("mdev " + uuid + ": its parent " + parent +
+    throw OpError("mdev " + uuid + ": its parent " + *parent +
                   " is not a PCI device, so it has no host path for the guest to mirror");
   }
   if (!link_name(sys, rel + "/driver")) {
