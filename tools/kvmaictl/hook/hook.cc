@@ -18,6 +18,7 @@
 #include "client/names.h"
 #include "commands/commands.h"
 #include "common/escape.h"
+#include "common/format.h"
 #include "common/sysfs.h"
 #include "hook/metadata.h"
 #include "hook/partitions.h"
@@ -407,9 +408,11 @@ void reconnect(const Call& call, const DomainXml& xml, const TreeReader& sys, Kv
       continue;
     }
     for (const auto& dev : g.members) {
-      if (!contains(xml.pci_devices, dev)) {
+      const bool mdev = std::any_of(xml.mdevs.begin(), xml.mdevs.end(),
+                                    [&](const std::string& m) { return to_lower(m) == dev; });
+      if (!contains(xml.pci_devices, dev) && !mdev) {
         throw HookError("group " + printable(g.name) + " is enabled with " + printable(dev) +
-                        ", which is not a PCI hostdev of domain " + printable(call.domain));
+                        ", which is not a PCI or mdev hostdev of domain " + printable(call.domain));
       }
     }
   }

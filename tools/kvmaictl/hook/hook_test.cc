@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <linux/kvmai.h>
 
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -68,8 +69,14 @@ struct Model {
         .put_u32(KVMAI_A_GROUP_MODE, g.mode)
         .put_u32(KVMAI_A_GROUP_STATE, g.state);
     for (const auto& m : g.members) {
+      // An mdev member (by UUID) is reported beside its parent's address.
+      const bool mdev = m.size() == 36;
       AttrSet member;
-      member.put_string(KVMAI_A_MEMBER_PCI_ADDR, m).put_string(KVMAI_A_MEMBER_DRIVER, "vfio-pci");
+      member.put_string(KVMAI_A_MEMBER_PCI_ADDR, mdev ? "0000:15:00.0" : m)
+          .put_string(KVMAI_A_MEMBER_DRIVER, mdev ? "nvidia-vgpu-vfio" : "vfio-pci");
+      if (mdev) {
+        member.put_string(KVMAI_A_MEMBER_MDEV, m);
+      }
       a.put_nested(KVMAI_A_GROUP_MEMBER, member);
     }
     return message(KVMAI_CMD_GROUP_GET, a);
@@ -127,7 +134,8 @@ struct Model {
       }
       case KVMAI_CMD_DEV_ADD: {
         Group& g = group(req);
-        const std::string dev = req.str(KVMAI_A_GROUP_PCI_ADDR).value_or("");
+        const std::string dev =
+            req.str(KVMAI_A_GROUP_MDEV).value_or(req.str(KVMAI_A_GROUP_PCI_ADDR).value_or(""));
         for (const auto& [other, og] : groups) {
           if (std::find(og.members.begin(), og.members.end(), dev) != og.members.end()) {
             throw refuse(EBUSY, cat({dev, " belongs to group ", other}));
@@ -864,6 +872,79 @@ TEST_F(HookTest, TheDomainsOwnCountersDeviceAndOtherMdevsPass) {
   EXPECT_EQ(h.err, "");
 }
 
+// ---- mdevs in groups ----------------------------------------------------------
+
+// A vGPU mdev of the host's 0000:15:00.0, as the mdev core lays it out:
+// below its parent, bus/mdev/devices/UUID a link to it.
+const std::string kVgpu = "c2177883-f1bb-47f0-914d-32a22e3a8804";
+
+void vgpu_mdev(const TempDir& dir, const std::string& uuid, const std::string& parent) {
+  const std::string at = "sys/devices/pci0000:00/" + parent + "/" + uuid;
+  dir.write(at + "/mdev_type/name", "GRID\n");
+  std::filesystem::create_directories(dir.path() / "sys/bus/mdev/devices");
+  std::filesystem::create_symlink(dir.path() / at, dir.path() / "sys/bus/mdev/devices" / uuid);
+}
+
+// from="hostdevs" takes the domain's mdevs of PCI parents, by UUID, and
+// leaves others (a counters device's parent is kvm-ai's own).
+TEST_F(HookTest, HostdevsGroupTakesMdevsOfPciParents) {
+  vgpu_mdev(host_.dir, kVgpu, "0000:15:00.0");
+  counters_device(host_.dir, kUuid, "vm1", "live");
+  const Hooked h =
+      hook("started", "begin",
+           domain_xml("vm1", {kGpu}, kvmai_vm("      <kvmai:group from='hostdevs'/>\n"),
+                      mdev_xml(kVgpu) + mdev_xml(kUuid)));
+  ASSERT_EQ(h.rc, 0) << h.err;
+  EXPECT_THAT(model().groups.at("vm1").members, ElementsAre(kGpu, kVgpu));
+  // The mdev went by its own attribute.
+  bool by_uuid = false;
+  for (std::size_t i = 0; i < log_->requests.size(); i++) {
+    by_uuid = by_uuid || request(i).str(KVMAI_A_GROUP_MDEV) == kVgpu;
+  }
+  EXPECT_TRUE(by_uuid);
+  // Reconnecting finds the enabled group's mdev among the domain's hostdevs.
+  forget();
+  const Hooked r =
+      hook("reconnect", "begin",
+           domain_xml("vm1", {kGpu}, kvmai_vm("      <kvmai:group from='hostdevs'/>\n"),
+                      mdev_xml(kVgpu)));
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
+TEST_F(HookTest, NamedMdevMembersAreTheDomainsOfPciParents) {
+  vgpu_mdev(host_.dir, kVgpu, "0000:15:00.0");
+  const std::string other = "0b1d2f3a-4c5e-4f60-9a1b-2c3d4e5f6a7b";
+  vgpu_mdev(host_.dir, other, "mtty");
+  const std::string head =
+      "      <kvmai:group name='g'>\n        <kvmai:device address='" + kGpu + "'/>\n";
+  const std::string tail = "      </kvmai:group>\n";
+  const auto with = [&](const std::string& dev) {
+    return domain_xml("vm1", {kGpu},
+                      kvmai_vm(head + "        <kvmai:device " + dev + "/>\n" + tail),
+                      mdev_xml(kVgpu) + mdev_xml(other));
+  };
+  Hooked h = hook("started", "begin", with("mdev='" + kVgpu + "'"));
+  ASSERT_EQ(h.rc, 0) << h.err;
+  EXPECT_THAT(model().groups.at("g").members, ElementsAre(kGpu, kVgpu));
+  model().groups.clear();
+  const std::vector<std::pair<std::string, std::string>> refused{
+      {"mdev='c2177883'", "kvmai: group g: bad mdev \"c2177883\" (want a UUID)\n"},
+      {"mdev='9a1b4c2d-8e3f-4a5b-b6c7-d8e9f0a1b2c3'",
+       "kvmai: group g: 9a1b4c2d-8e3f-4a5b-b6c7-d8e9f0a1b2c3 is not an mdev hostdev of domain "
+       "vm1\n"},
+      {"mdev='" + other + "'",
+       "kvmai: group g: mdev " + other + ": its parent mtty is not a PCI device\n"},
+      {"address='" + kNic + "' mdev='" + kVgpu + "'",
+       "kvmai: metadata: <kvmai:device> with both address and mdev\n"},
+  };
+  for (const auto& [dev, message] : refused) {
+    forget();
+    h = hook("prepare", "begin", with(dev));
+    EXPECT_EQ(h.rc, 1) << dev;
+    EXPECT_EQ(h.err, message) << dev;
+  }
+}
+
 // ---- stopped, release ------------------------------------------------------------
 
 TEST_F(HookTest, StoppedDeletesOnlyThisDomainsGroups) {
@@ -1055,8 +1136,8 @@ TEST_F(HookTest, ReconnectFailsOnlyWhenUnsafe) {
   Hooked h = hook("reconnect", "begin", two_group_domain());
   EXPECT_EQ(h.rc, 1);
   EXPECT_EQ(h.err,
-            "kvmai: group g1 is enabled with 0000:99:00.0, which is not a PCI hostdev of "
-            "domain vm1\n");
+            "kvmai: group g1 is enabled with 0000:99:00.0, which is not a PCI or mdev hostdev "
+            "of domain vm1\n");
   EXPECT_EQ(commands(), Commands{KVMAI_CMD_GROUP_GET});
 
   // What is merely missing or refused is a warning.

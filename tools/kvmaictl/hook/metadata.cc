@@ -12,8 +12,10 @@
 #include <utility>
 
 #include "client/names.h"
+#include "common/format.h"
 #include "hook/entitlement.h"
 #include "model/pci_tree.h"
+#include "partition/layout.h"
 #include "vm/libvirt.h"
 
 namespace kvmai::kvmaictl::hook {
@@ -115,20 +117,29 @@ void empty_element(const pugi::xml_node& e, std::vector<std::string>& problems) 
 
 GroupSpec parse_group(const pugi::xml_node& e, std::vector<std::string>& problems) {
   auto a = attributes(e, {"name", "mode", "from"}, problems);
-  GroupSpec g{
-      .name = take(a, "name"), .mode = take(a, "mode"), .from = take(a, "from"), .devices = {}};
+  GroupSpec g{.name = take(a, "name"),
+              .mode = take(a, "mode"),
+              .from = take(a, "from"),
+              .devices = {},
+              .mdevs = {}};
   for (const pugi::xml_node& c : element_children(e, problems)) {
     const QName q = qname(c);
     if (!ours(q) || q.local != "device") {
       problems.push_back("unknown element " + shown(q) + " in <kvmai:group>");
       continue;
     }
-    auto d = attributes(c, {"address"}, problems);
+    auto d = attributes(c, {"address", "mdev"}, problems);
     empty_element(c, problems);
-    if (const auto addr = take(d, "address")) {
+    const auto addr = take(d, "address");
+    const auto mdev = take(d, "mdev");
+    if (addr && mdev) {
+      problems.emplace_back("<kvmai:device> with both address and mdev");
+    } else if (addr) {
       g.devices.push_back(*addr);
+    } else if (mdev) {
+      g.mdevs.push_back(*mdev);
     } else {
-      problems.emplace_back("<kvmai:device> without address");
+      problems.emplace_back("<kvmai:device> without address or mdev");
     }
   }
   return g;
@@ -496,6 +507,37 @@ DomainXml parse_domain_xml(std::string_view xml) {
   return d;
 }
 
+namespace {
+
+// from="hostdevs": the domain's PCI functions, then its mdevs whose parent
+// is a PCI device (others, mtty's or kvm-ai's counters devices, have no
+// path to relax), in lower case as the module names them.
+std::vector<std::string> hostdev_members(const DomainXml& xml, const TreeReader& sys) {
+  std::vector<std::string> out = xml.pci_devices;
+  for (const std::string& written : xml.mdevs) {
+    const std::string uuid = to_lower(written);
+    const auto parent = partition::is_uuid(uuid) ? partition::mdev_parent(sys, uuid) : std::nullopt;
+    if (parent && sys.exists("bus/pci/devices/" + *parent)) {
+      out.push_back(uuid);
+    }
+  }
+  return out;
+}
+
+// What the module would refuse of mdev `uuid` in group `name`, said first.
+void check_mdev_member(const std::string& name, const std::string& uuid, const TreeReader& sys) {
+  const auto parent = partition::mdev_parent(sys, uuid);
+  if (!parent) {
+    throw HookError(cat({"group ", name, ": no mdev ", uuid, " on this host"}));
+  }
+  if (!sys.exists("bus/pci/devices/" + *parent)) {
+    throw HookError(cat({"group ", name, ": mdev ", uuid, ": its parent ", printable(*parent),
+                         " is not a PCI device"}));
+  }
+}
+
+}  // namespace
+
 DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeReader& sys,
                        const HostConfig& host) {
   const Metadata& m = xml.kvmai;
@@ -526,11 +568,12 @@ DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeRe
     if (from_hostdevs && *spec.from != "hostdevs") {
       throw HookError("group " + name + ": unknown from=" + in_quotes(*spec.from) + " (hostdevs)");
     }
-    if (from_hostdevs && !spec.devices.empty()) {
+    if (from_hostdevs && (!spec.devices.empty() || !spec.mdevs.empty())) {
       throw HookError("group " + name +
                       ": from=\"hostdevs\" and <kvmai:device> elements exclude each other");
     }
-    std::vector<std::string> wanted = from_hostdevs ? xml.pci_devices : std::vector<std::string>{};
+    std::vector<std::string> wanted =
+        from_hostdevs ? hostdev_members(xml, sys) : std::vector<std::string>{};
     for (const auto& written : spec.devices) {
       const auto bdf = parse_bdf(written);
       if (!bdf) {
@@ -548,23 +591,41 @@ DomainPlan plan_domain(const std::string& vm, const DomainXml& xml, const TreeRe
       }
       wanted.push_back(*bdf);
     }
-    for (const auto& bdf : wanted) {
-      if (const auto [it, fresh] = group_of.emplace(bdf, name); !fresh) {
-        throw HookError(cat({bdf, " is in groups ", it->second, " and ", name,
+    for (const auto& written : spec.mdevs) {
+      if (!partition::is_uuid(written)) {
+        throw HookError("group " + name + ": bad mdev " + in_quotes(written) + " (want a UUID)");
+      }
+      const std::string uuid = to_lower(written);
+      if (std::find(wanted.begin(), wanted.end(), uuid) != wanted.end()) {
+        throw HookError("group " + name + ": " + uuid + " is named twice");
+      }
+      if (std::none_of(xml.mdevs.begin(), xml.mdevs.end(), [&](const std::string& written_mdev) {
+            return to_lower(written_mdev) == uuid;
+          })) {
+        throw HookError(
+            cat({"group ", name, ": ", uuid, " is not an mdev hostdev of domain ", vm}));
+      }
+      wanted.push_back(uuid);
+    }
+    for (const auto& dev : wanted) {
+      if (const auto [it, fresh] = group_of.emplace(dev, name); !fresh) {
+        throw HookError(cat({dev, " is in groups ", it->second, " and ", name,
                              " (a device is in one group only)"}));
       }
-      if (!sys.exists("bus/pci/devices/" + bdf)) {
-        throw HookError(cat({"group ", name, ": no PCI device ", bdf, " on this host"}));
+      if (partition::is_uuid(dev)) {
+        check_mdev_member(name, dev, sys);
+      } else if (!sys.exists("bus/pci/devices/" + dev)) {
+        throw HookError(cat({"group ", name, ": no PCI device ", dev, " on this host"}));
       }
     }
     if (wanted.size() < kMinGroupMembers || wanted.size() > kMaxGroupMembers) {
       const bool one = wanted.size() == 1;
-      throw HookError(
-          "group " + name + ": " + std::to_string(wanted.size()) +
-          (from_hostdevs ? (one ? " PCI hostdev" : " PCI hostdevs") + std::string(" in the domain")
-                         : (one ? " device" : " devices")) +
-          " (a group holds " + std::to_string(kMinGroupMembers) + " to " +
-          std::to_string(kMaxGroupMembers) + ")");
+      throw HookError("group " + name + ": " + std::to_string(wanted.size()) +
+                      (from_hostdevs ? (one ? " PCI hostdev or mdev" : " PCI hostdevs and mdevs") +
+                                           std::string(" in the domain")
+                                     : (one ? " device" : " devices")) +
+                      " (a group holds " + std::to_string(kMinGroupMembers) + " to " +
+                      std::to_string(kMaxGroupMembers) + ")");
     }
     g.devices = std::move(wanted);
     plan.groups.push_back(std::move(g));

@@ -59,6 +59,7 @@ struct GroupSpec {
   std::optional<std::string> mode;
   std::optional<std::string> from;
   std::vector<std::string> devices;  // each <kvmai:device address>
+  std::vector<std::string> mdevs;    // each <kvmai:device mdev>
 };
 
 // A <kvmai:pmu> as written: the words of `kvmaictl pmu assign` but the
@@ -135,7 +136,7 @@ DomainXml parse_domain_xml(std::string_view xml);
 struct GroupPlan {
   std::string name;
   std::uint32_t mode = 0;            // KVMAI_MODE_*
-  std::vector<std::string> devices;  // DDDD:BB:DD.F, as given
+  std::vector<std::string> devices;  // DDDD:BB:DD.F, or an mdev's UUID
 };
 
 struct PmuPlan {

@@ -200,7 +200,7 @@ TEST(Metadata, ProblemsAreCollected) {
   EXPECT_TRUE(d.kvmai.present);
   EXPECT_THAT(d.kvmai.problems,
               ElementsAre("<kvmai:vm> has no attribute extra", "<kvmai:vm> holds text",
-                          "<kvmai:device> without address",
+                          "<kvmai:device> without address or mdev",
                           "unknown element <other> in <kvmai:group>", "more than one <kvmai:pmu>",
                           "unknown element <kvmai:group> in <metadata> (want <kvmai:vm>)"));
 }
@@ -355,6 +355,27 @@ TEST(Schema, AgreesWithTheHookOnValidMetadata) {
     EXPECT_TRUE(schema_valid(vm_element(xml))) << c.what;
     EXPECT_NO_THROW(plan_domain("vm1", parse_domain_xml(xml), sys.reader())) << c.what;
   }
+}
+
+// An mdev member: the schema takes its UUID, in either case.
+TEST(Schema, TakesAnMdevMember) {
+  for (const char* uuid :
+       {"c2177883-f1bb-47f0-914d-32a22e3a8804", "C2177883-F1BB-47F0-914D-32A22E3A8804"}) {
+    EXPECT_TRUE(schema_valid(vm_element(
+        kvmai_vm(std::string("<kvmai:group name='g'><kvmai:device address='0000:11:00.0'/>") +
+                 "<kvmai:device mdev='" + uuid + "'/></kvmai:group>"))))
+        << uuid;
+  }
+  for (const char* bad : {"c2177883", "c2177883-f1bb-47f0-914d-32a22e3a8804-0"}) {
+    EXPECT_FALSE(schema_valid(vm_element(
+        kvmai_vm(std::string("<kvmai:group name='g'><kvmai:device address='0000:11:00.0'/>") +
+                 "<kvmai:device mdev='" + bad + "'/></kvmai:group>"))))
+        << bad;
+  }
+  EXPECT_FALSE(schema_valid(vm_element(
+      kvmai_vm("<kvmai:group name='g'><kvmai:device address='0000:11:00.0'/>"
+               "<kvmai:device address='0000:13:00.0' mdev='c2177883-f1bb-47f0-914d-32a22e3a8804'/>"
+               "</kvmai:group>"))));
 }
 
 // The schema is no formality: it refuses, and so does the hook.
