@@ -1133,10 +1133,13 @@ TEST_F(p2p, sixteen_member_group_dumps_whole_to_a_4k_reader)
 	EXPECT_EQ(0, _test_cmd_pci_bind(kt_dev_bdf("nic3"), "vfio-pci"));
 }
 
-/* A fake VMM holding @devs, started and ready; its pid, or -1. */
-static pid_t start_vmm_flags(const char *const *names, int n, unsigned int flags)
+/*
+ * A child running @child(@arg, fd), which writes a byte to fd once it holds
+ * what it opens and then waits to be killed: its pid once it is ready, or
+ * -1 if it ended first.
+ */
+static pid_t start_holder(void (*child)(const void *arg, int ready_fd), const void *arg)
 {
-	const char *devs[8];
 	int ready[2];
 	pid_t pid;
 	char c;
@@ -1145,9 +1148,9 @@ static pid_t start_vmm_flags(const char *const *names, int n, unsigned int flags
 		return -1;
 	pid = fork();
 	if (!pid) {
-		for (int i = 0; i < n; i++)
-			devs[i] = kt_dev_bdf(names[i]);
-		fake_vmm(devs, n, ready[1], flags);
+		close(ready[0]);
+		child(arg, ready[1]);
+		_exit(1);
 	}
 	close(ready[1]);
 	if (pid > 0 && read(ready[0], &c, 1) != 1) {
@@ -1157,6 +1160,30 @@ static pid_t start_vmm_flags(const char *const *names, int n, unsigned int flags
 	}
 	close(ready[0]);
 	return pid;
+}
+
+struct vmm_args {
+	const char *const *names;
+	int n;
+	unsigned int flags;
+};
+
+static void vmm_child(const void *arg, int ready_fd)
+{
+	const struct vmm_args *a = arg;
+	const char *devs[8];
+
+	for (int i = 0; i < a->n; i++)
+		devs[i] = kt_dev_bdf(a->names[i]);
+	fake_vmm(devs, a->n, ready_fd, a->flags);
+}
+
+/* A fake VMM holding @devs, started and ready; its pid, or -1. */
+static pid_t start_vmm_flags(const char *const *names, int n, unsigned int flags)
+{
+	const struct vmm_args a = { .names = names, .n = n, .flags = flags };
+
+	return start_holder(vmm_child, &a);
 }
 
 static pid_t start_vmm(const char *const *names, int n)
@@ -1331,33 +1358,19 @@ static int mdev_req(struct _test_data_p2p *self, __u8 cmd, const char *name, con
 	return _test_cmd_group(&self->nl, &r, &self->g);
 }
 
+static void mdev_child(const void *uuid, int ready_fd)
+{
+	struct kt_vfio v;
+
+	if (kt_vfio_open(uuid, &v) || write(ready_fd, "r", 1) != 1)
+		return;
+	pause();
+}
+
 /* A VMM of its own holding mdev @uuid open, as QEMU does with sysfsdev=. */
 static pid_t hold_mdev(const char *uuid)
 {
-	struct kt_vfio v;
-	int ready[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(ready))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		close(ready[0]);
-		if (kt_vfio_open(uuid, &v))
-			_exit(1);
-		if (write(ready[1], "r", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(ready[1]);
-	if (pid > 0 && read(ready[0], &c, 1) != 1) {
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(ready[0]);
-	return pid;
+	return start_holder(mdev_child, uuid);
 }
 
 #define NO_MOCK_MDEV "no " KT_MOCK_MDEV_PATH ": a kernel without mdev"
