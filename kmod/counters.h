@@ -9,10 +9,9 @@
 #ifndef _KVMAI_COUNTERS_H
 #define _KVMAI_COUNTERS_H
 
-struct bus_type;
+#include <linux/device.h>
 
 #ifdef KVMAI_HAVE_COUNTERS
-#include <linux/device.h>
 #include <linux/mdev.h>
 #include <linux/rwsem.h>
 #include <linux/vfio.h>
@@ -70,5 +69,13 @@ static inline void kvmai_counters_revoke(const char *unit, const char *vm) { }
 static inline void kvmai_counters_intel_init(void) { }
 static inline void kvmai_counters_intel_exit(void) { }
 #endif
+
+/* Whether @dev is a mediated device (on the mdev bus kvmai_mdev_bus() found). */
+static inline bool kvmai_is_mdev(const struct device *dev)
+{
+	const struct bus_type *bus = kvmai_mdev_bus();
+
+	return bus && dev->bus == bus;
+}
 
 #endif /* _KVMAI_COUNTERS_H */

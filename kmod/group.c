@@ -97,13 +97,6 @@ static bool kvmai_group_uses_dev(struct kvmai_group *grp, struct device *dev)
 	return false;
 }
 
-static bool kvmai_is_mdev(struct device *dev)
-{
-	const struct bus_type *bus = kvmai_mdev_bus();
-
-	return bus && dev->bus == bus;
-}
-
 /*
  * @dev is an mdev of the parent of one of @grp's mdev members: its traffic
  * goes where theirs does, with the parent's requester ID.

@@ -105,9 +105,8 @@ static struct notifier_block kvmai_netlink_nb = {
 static int kvmai_vfio_notify(struct notifier_block *nb, unsigned long event, void *data)
 {
 	struct vfio_device *vdev = data;
-	const struct bus_type *mdev_bus = kvmai_mdev_bus();
 
-	if (!dev_is_pci(vdev->dev) && (!mdev_bus || vdev->dev->bus != mdev_bus))
+	if (!dev_is_pci(vdev->dev) && !kvmai_is_mdev(vdev->dev))
 		return NOTIFY_DONE;
 	if (event == VFIO_DEVICE_NOTIFY_OPEN)
 		kvmai_groups_device_opened(vdev->dev);

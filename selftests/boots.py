@@ -212,8 +212,8 @@ def main():
                       f"{'starts ' + '+'.join(b.start) + ' ' if b.start else ''}"
                       f"{'needs ' + '+'.join(b.needs) + ' ' if b.needs else ''}"
                       f"{'cpu ' + b.cpu if b.cpu else ''}")
-                tests = b.selftests or [t for t in table.of(b.profile)
-                                        if t not in table.left_out(b.name)]
+                left_out = table.left_out(b.name)
+                tests = b.selftests or [t for t in table.of(b.profile) if t not in left_out]
                 print(f"{'':15} {' '.join(tests)} kernel_health")
         else:
             print(__doc__.strip(), file=sys.stderr)

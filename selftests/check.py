@@ -27,11 +27,11 @@ anything failed.  A stage that cannot run at all counts as one failure, named.
 
 Stages joined by '+' run at the same time, the first in this process and
 each other in a child check.py (a build-machine stage at the lowest CPU
-priority), whose output follows the first's.  Without --stages, a boot may also start stages in
-the background, in such children, which the boot that needs them waits
-for (boots.toml's start and needs), and the run waits for the rest at
-its end: the patched kernel builds while Debian's kernel boots leave a
-core idle.
+priority), whose output follows the first's.  Without --stages, a boot may
+also start stages in the background, in such children, which the boot
+that needs them waits for (boots.toml's start and needs), and the run
+waits for the rest at its end: the patched kernel builds while Debian's
+kernel boots leave a core idle.
 
 Boots of the same profile on both kernels run the same cases.  A case that
 skips because of what its kernel has or lacks ("# SKIP kernel ...", "# SKIP
@@ -385,8 +385,8 @@ def stage_boot(tally, args, stage):
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     elif boot.selftests:
         cmd += ["--append", f"kvmai.selftests={','.join(boot.selftests + ('kernel_health',))}"]
-    elif TABLE.left_out(stage):
-        cmd += ["--append", f"kvmai.except={','.join(TABLE.left_out(stage))}"]
+    elif left_out := TABLE.left_out(stage):
+        cmd += ["--append", f"kvmai.except={','.join(left_out)}"]
     # Multi-threaded TCG (the profiles with L2 guests) fails under load in
     # about one boot in five (emulated-host.rst): those boot up to twice more.
     attempts = 3 if boot.multi_tcg else 2
