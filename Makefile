@@ -16,7 +16,7 @@
 #                       and apply its quilt export to the base
 #   make patches-export DEST=dir   the series as a quilt queue (series + patches)
 #   make kernel   build the patched test kernel (cached; long when cold)
-#   make qemu     build QEMU with kvm-ai's QEMU patches (cached; ~2 min cold)
+#   make qemu     build QEMU with kvm-ai's QEMU patches (cached; ~3 min cold)
 #   make check-kernel   the selftests in the emulated host on that kernel
 #   make check-nested   the nested-guest selftests on both kernels (6.12's are in make check)
 #   make check-libvirt  the libvirt selftests alone, on both kernels

@@ -5,7 +5,7 @@
 # (patches/qemu/base):
 #   qemu.sh check   apply the series to the base; QEMU's own checkpatch.pl
 #                   on every patch
-#   qemu.sh build   build qemu-system-x86_64 with the series (KVM only,
+#   qemu.sh build   build qemu-system-x86_64 with the series (KVM and TCG,
 #                   the devices of patches/qemu/devices.mak) and install it
 #                   as $KVMAI_CACHE/qemu/KEY/bin/qemu-system-x86_64; cached
 #                   by base + series + devices + this script's FORMAT, so an
@@ -13,7 +13,9 @@
 #   qemu.sh dir     print that directory (empty if not built)
 #
 # The emulated host runs this QEMU for the guests whose tests need the
-# series (vmhost.py --l2-qemu); everything else keeps Debian's.
+# series (l2-run -q); the host profiles with emulator = "kvmai"
+# (aihost.toml) run the emulated host itself on it, under TCG, for the
+# series' TCG fix.  Everything else keeps Debian's.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +23,7 @@ CACHE=${KVMAI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmai}
 JOBS=${JOBS:-2}
 qdir=$top/patches/qemu
 # Bump when the configure options below change.
-FORMAT=1
+FORMAT=2
 
 log() { printf 'qemu: %s\n' "$*"; }
 die() { printf 'qemu: error: %s\n' "$*" >&2; exit 1; }
@@ -83,14 +85,14 @@ build() {
 	# The system python: meson and pycotap come from Debian (make deps),
 	# and nothing is downloaded.
 	(cd "$work/build" && ../src/configure --python=/usr/bin/python3 \
-		--target-list=x86_64-softmmu --enable-kvm --disable-tcg \
+		--target-list=x86_64-softmmu --enable-kvm --enable-tcg \
 		--without-default-features --without-default-devices \
 		--with-devices-x86_64=kvmai --disable-download --disable-fdt \
 		--disable-install-blobs --disable-docs --disable-user \
 		--disable-tools --disable-guest-agent \
 		--with-pkgversion="kvm-ai $(key)") >"$work/configure.log" 2>&1 ||
 		{ tail -n 20 "$work/configure.log" >&2; die "configure failed ($work/configure.log)"; }
-	log "building qemu-system-x86_64 (about two minutes on two cores)"
+	log "building qemu-system-x86_64 (about three minutes on two cores)"
 	ninja -C "$work/build" -j "$JOBS" qemu-system-x86_64 >"$work/build.log" 2>&1 ||
 		{ grep -A20 FAILED "$work/build.log" | head -n 40 >&2; die "build failed ($work/build.log)"; }
 	rm -rf "$CACHE/qemu"
