@@ -385,9 +385,12 @@ def build_base(kernel, modules):
 
 
 # Bump when the layout of the l2 part changes.
-L2_FORMAT = 3
+L2_FORMAT = 4
 # Where QEMU's firmware comes from on the build machine, searched in order.
 FIRMWARE_DIRS = [Path("/usr/share/qemu"), Path("/usr/share/seabios")]
+# Debian's OVMF (package ovmf): code and variable store in one image, at
+# the path `kvmaictl vm plan ... firmware uefi` names (vm/platform.h).
+OVMF = Path("/usr/share/ovmf/OVMF.fd")
 
 
 def find_firmware(cfg):
@@ -410,7 +413,8 @@ def kvmai_qemu():
 def build_l2(kernel, base, cfg, kvmai_qemu=None):
     """What the emulated host needs to run guests of its own (L2, under KVM on
     nested SVM), cached by content: Debian's QEMU with its libraries and the
-    firmware it loads, and the kernel and base initramfs L2 boots, the same as
+    firmware it loads, Debian's OVMF where plans for UEFI guests name it,
+    and the kernel and base initramfs L2 boots, the same as
     the emulated host's, so that an L2 guest runs the same /init (guest/l2-run
     adds the run's payload).  With kvmai_qemu, also that QEMU (kvm-ai's
     patches) as /usr/libexec/kvmai/qemu-system-x86_64, for the tests that
@@ -420,8 +424,11 @@ def build_l2(kernel, base, cfg, kvmai_qemu=None):
     qemus = [qemu] + ([Path(kvmai_qemu)] if kvmai_qemu else [])
     perf = Path(shutil.which("perf") or die("perf not found (run 'make deps')"))
     firmware = find_firmware(cfg)
+    if not OVMF.exists():
+        die(f"{OVMF} not found (run 'make deps')")
+    firmware_stats = [(str(f), f.stat().st_mtime) for f in firmware + [OVMF]]
     key = (L2_FORMAT, [(str(q), q.stat().st_mtime) for q in qemus],
-           [(str(f), f.stat().st_mtime) for f in firmware],
+           firmware_stats,
            str(kernel.image), kernel.image.stat().st_mtime, base.name,
            perf.stat().st_mtime)
 
@@ -433,6 +440,7 @@ def build_l2(kernel, base, cfg, kvmai_qemu=None):
             copy_into(root, lib)
         for f in firmware:
             copy_into(root, f, f"usr/share/kvmai-l2/firmware/{f.name}")
+        copy_into(root, OVMF)
         copy_into(root, kernel.image, "usr/share/kvmai-l2/vmlinuz")
         copy_into(root, base, "usr/share/kvmai-l2/base.cpio.gz")
         with tempfile.TemporaryDirectory() as tmp:

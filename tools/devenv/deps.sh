@@ -92,8 +92,9 @@ PKGS=(
 	# the completion script's test sources bash-completion's helpers; the
 	# arm64 build of the module (tools/devenv/product.sh)
 	bash-completion gcc-aarch64-linux-gnu
-	# emulated host; perf for its L2 guests (uncore PMUs passed through)
-	busybox-static pciutils linux-perf
+	# emulated host; perf for its L2 guests (uncore PMUs passed through);
+	# OVMF for its UEFI guests (the l2 part, vm plan ... firmware uefi)
+	busybox-static pciutils linux-perf ovmf
 	# patches-export --check; checkpatch's SPDX check (scripts/spdxcheck.py)
 	quilt python3-ply python3-git
 	# kvm-ai's QEMU (tools/devenv/qemu.sh; meson and pycotap come from
