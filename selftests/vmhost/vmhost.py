@@ -410,6 +410,24 @@ def kvmai_qemu():
     return Path(qdir) / "bin/qemu-system-x86_64" if qdir else None
 
 
+def emulator(machine):
+    """The QEMU that runs the emulated host, as the start of its command line:
+    Debian's, or with [machine] emulator = "kvmai" kvm-ai's (make qemu), which
+    has the series' TCG fixes (patches/qemu/series) and is told where
+    Debian's firmware is, since it installs none.  $KVMAI_EMULATOR names
+    another binary, for debugging the emulator."""
+    if os.environ.get("KVMAI_EMULATOR"):
+        return [os.environ["KVMAI_EMULATOR"]]
+    which = machine.get("emulator", "debian")
+    if which == "debian":
+        return ["qemu-system-x86_64"]
+    if which != "kvmai":
+        die(f"emulator = \"{which}\": want \"debian\" or \"kvmai\"")
+    qemu = kvmai_qemu() or die("emulator = \"kvmai\", but kvm-ai's QEMU is not built "
+                               "(run 'make qemu')")
+    return [str(qemu)] + [a for d in FIRMWARE_DIRS for a in ("-L", str(d))]
+
+
 def build_l2(kernel, base, cfg, kvmai_qemu=None):
     """What the emulated host needs to run guests of its own (L2, under KVM on
     nested SVM), cached by content: Debian's QEMU with its libraries and the
@@ -593,7 +611,7 @@ def boot(args):
     append = f"{topo.machine['cmdline']} kvmai.scenario={args.scenario}"
     if args.append:
         append += " " + args.append
-    cmd = ["qemu-system-x86_64", *qargs, "-kernel", str(kernel.image), "-initrd", str(initrd),
+    cmd = [*emulator(topo.machine), *qargs, "-kernel", str(kernel.image), "-initrd", str(initrd),
            "-append", append, "-serial", f"file:{console}", "-serial", f"file:{results}"]
     (work / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     if args.verbose:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 # Run from the tree or installed as build/selftests/host/vmhost_test:
@@ -235,6 +236,49 @@ nested_test = "nested"
 """
 
 
+class Emulator(unittest.TestCase):
+    """[machine] emulator: the QEMU the emulated host runs on."""
+
+    def setUp(self):
+        self.env = os.environ.pop("KVMAI_EMULATOR", None)
+
+    def tearDown(self):
+        if self.env is not None:
+            os.environ["KVMAI_EMULATOR"] = self.env
+
+    def test_debian_by_default(self):
+        self.assertEqual(vmhost.emulator({}), ["qemu-system-x86_64"])
+
+    def test_kvmai_is_told_where_debians_firmware_is(self):
+        with mock.patch.object(vmhost, "kvmai_qemu", return_value=Path("/c/q/bin/qemu")):
+            args = vmhost.emulator({"emulator": "kvmai"})
+        self.assertEqual(args[0], "/c/q/bin/qemu")
+        self.assertEqual(args[1:], [a for d in vmhost.FIRMWARE_DIRS for a in ("-L", str(d))])
+
+    def test_kvmai_not_built_is_refused(self):
+        with mock.patch.object(vmhost, "kvmai_qemu", return_value=None), \
+                self.assertRaises(SystemExit), mock.patch("sys.stderr"):
+            vmhost.emulator({"emulator": "kvmai"})
+
+    def test_unknown_emulator_is_refused(self):
+        with self.assertRaises(SystemExit), mock.patch("sys.stderr"):
+            vmhost.emulator({"emulator": "qemu-9"})
+
+    def test_environment_names_another_binary(self):
+        os.environ["KVMAI_EMULATOR"] = "/tmp/qemu-debug"
+        try:
+            self.assertEqual(vmhost.emulator({"emulator": "kvmai"}), ["/tmp/qemu-debug"])
+        finally:
+            del os.environ["KVMAI_EMULATOR"]
+
+    def test_a_profile_may_choose_it(self):
+        topo = vmhost.Topology(vmhost.HERE / "aihost.toml")
+        name = next(iter(topo.cfg["profile"]))
+        topo.cfg["profile"][name] = dict(topo.cfg["profile"][name], emulator="kvmai")
+        topo.use_profile(name)
+        self.assertEqual(topo.machine["emulator"], "kvmai")
+
+
 class Boots(unittest.TestCase):
     """boots.toml: a boot beside another runs in its step, and the two
     split their profile's selftests between them."""
@@ -378,7 +422,8 @@ class L2Retry(unittest.TestCase):
 
 
 def main():
-    tests = [t for case in (EmulatorFailure, Silence, StuckInL2, Summary, Boots, L2Retry)
+    tests = [t for case in (EmulatorFailure, Emulator, Silence, StuckInL2, Summary, Boots,
+                                     L2Retry)
              for t in unittest.defaultTestLoader.loadTestsFromTestCase(case)]
     print("TAP version 13")
     print(f"1..{len(tests)}")
