@@ -537,10 +537,11 @@ def build_libvirt(cfg):
     return cached_part("libvirt", key, fill)
 
 
-def build_payload(payload_dir, devmap, profile, out):
+def build_payload(payload_dir, devmap, profile, out, emulator_name="debian"):
     """Per-run part: /init, the project's files and the libraries they need,
     and what the check scenario runs: the host profile and the selftests
-    table (../boots.toml)."""
+    table (../boots.toml).  /etc/kvmai/emulator names the QEMU the host runs
+    on ([machine] emulator), for the tests that need kvm-ai's."""
     try:
         table = boots.Table()
     except boots.TableError as e:
@@ -551,6 +552,7 @@ def build_payload(payload_dir, devmap, profile, out):
         (root / "etc/kvmai").mkdir(parents=True)
         (root / "etc/kvmai/topology").write_text("".join(f"{l}\n" for l in devmap))
         (root / "etc/kvmai/profile").write_text(f"{profile}\n")
+        (root / "etc/kvmai/emulator").write_text(f"{emulator_name}\n")
         (root / "etc/kvmai/selftests").write_text("".join(f"{l}\n"
                                                           for l in table.guest_lines()))
         # Users a VMM is started as (kvmaictl pmu exec --user nobody --group
@@ -576,6 +578,8 @@ def build_payload(payload_dir, devmap, profile, out):
 def boot(args):
     topo = Topology(args.topology)
     parts = topo.use_profile(args.profile, args.cpu)
+    if args.emulator:
+        topo.machine["emulator"] = args.emulator
     kernel = Kernel(args.kernel_dir)
     qargs, devmap = topo.qemu_args(args.tcg_thread)
 
@@ -588,7 +592,8 @@ def boot(args):
     t0 = time.monotonic()
     base = build_base(kernel, topo.machine.get("modules", []))
     payload = work / "payload.cpio.gz"
-    build_payload(args.payload, devmap, args.profile, payload)
+    build_payload(args.payload, devmap, args.profile, payload,
+                  topo.machine.get("emulator", "debian"))
     images = [base, payload]
     if "l2" in parts:
         # L2 boots base + this run's payload too: both go in as files.
@@ -728,6 +733,9 @@ def main():
                          "uncore-guests, libvirt)")
     ap.add_argument("--cpu", help="QEMU CPU model instead of the profile's (the same host "
                                    "on another platform model, e.g. EPYC-Genoa)")
+    ap.add_argument("--emulator", choices=("debian", "kvmai"),
+                    help="the QEMU the emulated host runs on, instead of the profile's "
+                         "([machine] emulator)")
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--print-qemu-args", action="store_true",
                     help="print the machine's QEMU arguments and the device map, then exit")
