@@ -127,6 +127,15 @@ TEST_F_TIMEOUT(l2, sees_assigned_devices_below_one_switch, 300)
  */
 static const char *const planned[] = { "gpu0", "gpu2", "nic0", "nic2" };
 #define PLAN_WORDS "gpu0 gpu2 nic0 nic2 vcpus 2 memory 256 firmware bios"
+/*
+ * OVMF keeps more of the guest's memory than SeaBIOS does: in 256 MiB,
+ * L2's initramfs no longer fits ("Initramfs unpacking failed").
+ */
+#define PLAN_WORDS_UEFI "gpu0 gpu2 nic0 nic2 vcpus 2 memory 512 firmware uefi"
+/* The image vm plan names for firmware uefi (tools/kvmaictl/vm/platform.h). */
+#define KT_OVMF "/usr/share/ovmf/OVMF.fd"
+/* Red Hat's virtio range is 0x1000-0x107f: OVMF and Linux leave this one. */
+#define NOT_VIRTIO_ID "0x10f0"
 
 /* @planned to vfio-pci, their drivers kept in @drv; what failed, or 0. */
 static int bind_planned(char drv[4][64])
@@ -154,15 +163,16 @@ static void unbind_planned(char drv[4][64])
 /*
  * The dogfood: two GPUs and two NICs from two NUMA nodes and two switches
  * of the emulated host (its expanders, which it treats as ACS switches),
- * laid out for L2 by `kvmaictl vm plan` and booted with exactly its QEMU
- * arguments.  kvmaictl topo inside L2 must show every pair with the path
- * class it has on the host, and every device on its host node's guest node
- * (plan numbers guest nodes in host order).  `kvmaictl vm nccl-topo` for
- * the same words must name each device once by the bus id L2 gives it,
- * below the bridges L2 shows above it, under its L2 NUMA node.  Under
- * SeaBIOS (firmware bios): the emulated host has no OVMF for its guests.
+ * laid out for L2 by `kvmaictl vm plan @words` and booted with exactly its
+ * QEMU arguments, then @extra.  kvmaictl topo inside L2 must show every
+ * pair with the path class it has on the host, and every device on its
+ * host node's guest node (plan numbers guest nodes in host order).
+ * `kvmaictl vm nccl-topo` for the same words must name each device once by
+ * the bus id L2 gives it, below the bridges L2 shows above it, under its
+ * L2 NUMA node.
  */
-TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
+static void boot_planned_guest(struct __test_metadata *_metadata, const char *words,
+			       const char *extra)
 {
 	/* Host names, and what L2's kvmaictl calls them (in bus order). */
 	const char *const *host = planned;
@@ -171,18 +181,19 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 	char drv[4][64], why[256], hport[4][16], gport[4][16];
 	struct kt_nccl_leaf leaves[16];
 	struct kt_l2_dev devs[64];
+	char cmd[512];
 	int rc, nl, nd;
 
-	if (access(KT_L2_KERNEL, F_OK))
-		SKIP(return, KT_L2_SKIP);
 	rc = bind_planned(drv);
 	if (!rc)
 		rc = kt_run("/kvmai/bin/kvmaictl -j topo", l1, sizeof(l1));
+	snprintf(cmd, sizeof(cmd), "/kvmai/bin/kvmaictl vm nccl-topo %s", words);
 	if (!rc)
-		rc = kt_run("/kvmai/bin/kvmaictl vm nccl-topo " PLAN_WORDS, xml, sizeof(xml));
+		rc = kt_run(cmd, xml, sizeof(xml));
+	snprintf(cmd, sizeof(cmd), "plan=$(/kvmai/bin/kvmaictl vm plan %s) && "
+		 "l2-run -s topo -w /tmp/l2-plan -- $plan %s 2>&1", words, extra);
 	if (!rc)
-		rc = kt_run("plan=$(/kvmai/bin/kvmaictl vm plan " PLAN_WORDS ") && "
-			    "l2-run -s topo -w /tmp/l2-plan -- $plan 2>&1", l2, sizeof(l2));
+		rc = kt_run(cmd, l2, sizeof(l2));
 	unbind_planned(drv);
 	ASSERT_EQ(0, rc) TH_LOG("binding, plan or l2-run failed:\n%s\n%s", xml, l2);
 	ASSERT_NE(NULL, strstr(l2, "\"devices\":"))
@@ -274,6 +285,53 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
 				       o->bdf);
 		}
 	}
+}
+
+/* Whether the emulated host runs on kvm-ai's QEMU (vmhost.py, [machine]). */
+static bool emulated_by_kvmai(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/etc/kvmai/emulator", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return !strcmp(buf, "kvmai\n");
+}
+
+/* Under SeaBIOS, which numbers the buses the way the plan assumes. */
+TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
+{
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	boot_planned_guest(_metadata, PLAN_WORDS, "");
+}
+
+/*
+ * The same guest under OVMF (firmware uefi: the plan's default, with its
+ * 64-bit MMIO window).  OVMF connects every PCI display device as a
+ * console, and it has a driver for virtio-gpu, which the emulated host's
+ * GPUs are: an L2 it drives them in does not boot (emulated-host.rst,
+ * "Guests of the emulated host").  A real GPU has no OVMF driver, so L2
+ * is shown the model's devices under a device ID no virtio driver takes
+ * (vfio-pci's x-pci-device-id): the test's adaptation of the model, not
+ * part of the plan.  The emulated host must run on kvm-ai's QEMU
+ * (vmhost.py --emulator kvmai), whose TCG fix OVMF in L2 needs; not yet in
+ * make check, where that QEMU still crashes early in about one boot in
+ * five (emulated-host.rst).
+ */
+TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa_under_uefi, 400)
+{
+	if (access(KT_L2_KERNEL, F_OK))
+		SKIP(return, KT_L2_SKIP);
+	if (access(KT_OVMF, F_OK))
+		SKIP(return, "no OVMF in this host (" KT_OVMF ")");
+	if (!emulated_by_kvmai())
+		SKIP(return, "the emulated host runs Debian's QEMU, which an OVMF L2 aborts");
+	boot_planned_guest(_metadata, PLAN_WORDS_UEFI,
+			   "-global vfio-pci.x-pci-device-id=" NOT_VIRTIO_ID);
 }
 
 /*
