@@ -247,8 +247,9 @@ TEST_F_TIMEOUT(l2unc, guest_registers_attached_units_and_perf_counts, 600)
 	int rc;
 
 	ASSERT_EQ(0, vmm_owns(L2_WORK));
-	rc = kt_sh(self->out, sizeof(self->out), "l2-run " L2_ARGS " " ASSIGN " " ATTACHED_VMM,
-		   self->cpus);
+	/* UNASSIGN: a boot again after an L2 reset reserves the units anew. */
+	rc = kt_sh(self->out, sizeof(self->out),
+		   "l2-run " L2_ARGS " " ASSIGN " " UNASSIGN " " ATTACHED_VMM, self->cpus);
 	TH_LOG("l2-run (exit %d):\n%s", rc, self->out);
 	ASSERT_EQ(0, rc);
 	/* QEMU, not root, made its console log. */
