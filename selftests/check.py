@@ -54,6 +54,8 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / "selftests"))
 import boots  # noqa: E402  (boots.toml: the boots and where each selftest runs)
+sys.path.insert(0, str(TOP / "selftests/vmhost"))
+import vmhost  # noqa: E402  (what a guest kernel prints when it dies)
 
 try:
     TABLE = boots.Table()
@@ -200,8 +202,22 @@ def failure_why(notes):
     return ""
 
 
-def parse_selftests(tally, stage, text):
-    """Count kselftest cases from the framed KTAP the guest printed."""
+def console_why(console, vmhost_rc):
+    """Why a boot's binary did not finish, from its console: the first
+    line of the guest kernel's death (a CI log keeps only the summary, not
+    the console), else that the kernel said nothing."""
+    text = console.read_text(errors="replace") if console.exists() else ""
+    for line in text.splitlines():
+        if vmhost.KERNEL_DEATH.search(line) and "reboot: " not in line:
+            line = re.sub(r"^\[\s*\d+\.\d+\]\s*", "", line.strip())
+            return f"the emulated host's kernel: {line[:160]} (console: {console})"
+    return (f"no word from the emulated host's kernel, vmhost exit {vmhost_rc}: "
+            f"a hang or a timeout (console: {console})")
+
+
+def parse_selftests(tally, stage, text, unfinished="crash or hang: see console log"):
+    """Count kselftest cases from the framed KTAP the guest printed;
+    @unfinished says why a binary that began gave no exit line."""
     current, seen, exited = None, set(), {}
     notes = []
     for line in text.splitlines():
@@ -238,7 +254,7 @@ def parse_selftests(tally, stage, text):
                 tally.add(stage, name, "fail", why)
     for name in sorted(seen):
         if name not in exited:
-            tally.add(stage, name, "fail", "did not finish (crash or hang: see console log)")
+            tally.add(stage, name, "fail", f"did not finish ({unfinished})")
     return seen
 
 
@@ -411,7 +427,8 @@ def stage_boot(tally, args, stage):
                              f"(console: {kept}); booted once more")
         print(f"check: {stage}: the emulator failed (see above); "
               "booting once more", flush=True)
-    seen = parse_selftests(tally, stage, "".join(out))
+    seen = parse_selftests(tally, stage, "".join(out),
+                           console_why(TOP / "build" / stage / "console.log", rc))
     if not seen:
         tally.add(stage, "emulated host", "fail", f"no selftest ran (vmhost exit {rc})")
     elif rc not in (0, 1):

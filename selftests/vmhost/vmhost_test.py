@@ -188,6 +188,30 @@ class Summary(unittest.TestCase):
                               "# p2p_test.c:10:a:first\n# p2p_test.c:12:a:last\nnot ok 1 p2p.a\n")
         self.assertIn("p2p.a: p2p_test.c:12:a:last", tally.failures[0])
 
+    def test_unfinished_binary_names_the_kernels_death(self):
+        # A CI log shows the summary, not the console: a binary cut off by
+        # a panic of the emulated host's kernel says so there.
+        with tempfile.TemporaryDirectory() as tmp:
+            console = Path(tmp) / "console.log"
+            console.write_text("[  300.1] kvm_amd: something\n[  301.5] Kernel panic - not "
+                               "syncing: corrupted stack end detected inside scheduler\n"
+                               "[  301.6] reboot: Restarting system\n")
+            tally = check.Tally()
+            check.parse_selftests(tally, "nested-pmu-genoa",
+                                  "# kvmai-selftest: nested_uncore_test\nTAP version 13\n",
+                                  check.console_why(console, 1))
+        self.assertIn("nested_uncore_test: did not finish (the emulated host's kernel: Kernel "
+                      "panic - not syncing: corrupted stack end detected inside scheduler "
+                      f"(console: {console}))", tally.failures[0])
+
+    def test_unfinished_binary_without_a_kernel_message_is_a_hang(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            console = Path(tmp) / "console.log"
+            console.write_text(TRIPLE_FAULT)
+            why = check.console_why(console, 1)
+        self.assertTrue(why.startswith("no word from the emulated host's kernel, vmhost exit 1"),
+                        why)
+
     def test_passed_case_gives_no_reason(self):
         tally = self.failures()
         self.assertEqual((1, 3), (tally.passed, tally.failed))
