@@ -369,9 +369,13 @@ class Boots(unittest.TestCase):
 # one reservation per VM, refused while the gone QEMU's is held.
 L2_VMM = """#!/bin/sh
 res=$(echo "$@" | sed -n 's/.*file:\\([^ ]*results.log\\).*/\\1/p')
-[ -e "$SIM/booted" ] || { touch "$SIM/booted"; exit 0; }
+con=$(echo "$@" | sed -n 's/.*file:\\([^ ]*console.log\\).*/\\1/p')
+[ -e "$SIM/booted" ] || { touch "$SIM/booted"; printf "$FIRST_CONSOLE" >"$con"; exit 0; }
 echo "KVMAI-EXIT 0" >"$res"
 """
+# What OVMF leaves on L2's serial console before the kernel, quiet, says
+# anything: screen clears (seen in the UEFI case of nested_test).
+OVMF_CLEARS = "\\033[2J\\033[01;01H\\033[=3h\\033[2J\\033[01;01H\\n"
 L2_ASSIGN = """#!/bin/sh
 [ ! -e "$SIM/held" ] || { echo "its units are reserved for pid $(cat "$SIM/held")" >&2; exit 1; }
 echo "$1" >"$SIM/held"
@@ -399,7 +403,7 @@ class L2Retry(unittest.TestCase):
     the QEMU that is gone must be undone first (-r), or the second boot
     cannot start."""
 
-    def run_l2(self, undo):
+    def run_l2(self, undo, first_console=""):
         guest = SRC.parent / "guest/l2-run"
         with tempfile.TemporaryDirectory() as sim:
             d = Path(sim)
@@ -424,7 +428,9 @@ class L2Retry(unittest.TestCase):
             args = [str(d / "l2-run"), "-w", str(d / "w"), "-p", str(d / "assign"),
                     "-q", str(d / "vmm")] + (["-r", str(d / "release")] if undo else [])
             with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, env={**os.environ, "SIM": sim}) as proc:
+                                  text=True,
+                                  env={**os.environ, "SIM": sim,
+                                       "FIRST_CONSOLE": first_console}) as proc:
                 proc.wait()
                 # The selftests read l2-run's output to its end (popen):
                 # nothing of it may hold the pipe once it exited.
@@ -437,6 +443,16 @@ class L2Retry(unittest.TestCase):
         r = self.run_l2(undo=True)
         self.assertEqual(0, r.returncode, r.stderr)
         self.assertIn("booting it again", r.stderr)
+
+    def test_reset_under_ovmf_before_the_kernel_spoke_is_booted_again(self):
+        r = self.run_l2(undo=True, first_console=OVMF_CLEARS)
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertIn("booting it again", r.stderr)
+
+    def test_reset_after_the_kernel_spoke_is_not_booted_again(self):
+        r = self.run_l2(undo=True, first_console=OVMF_CLEARS + "Kernel panic - not syncing\\n")
+        self.assertEqual(3, r.returncode, r.stderr)
+        self.assertNotIn("booting it again", r.stderr)
 
     def test_second_boot_refused_without_undo(self):
         # What CI met: the assign for the new QEMU refused.
