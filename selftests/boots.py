@@ -49,6 +49,12 @@ class Boot:
     # its kernel and profile, which leave them out: one boot's selftests
     # split over two that run at the same time.
     selftests: tuple = ()
+    # Only these cases of its selftests (the harness's -t): a boot for the
+    # cases that need what the other boots of its profile lack, which
+    # leave none of their binaries to it.
+    cases: tuple = ()
+    # The QEMU the emulated host runs on, instead of the profile's.
+    emulator: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,8 @@ class Table:
                         tuple(b.get("beside", ())),
                         profiles.get(b.get("profile"), {}).get("tcg_thread") == "multi",
                         b.get("cpu", ""), tuple(b.get("start", ())), tuple(b.get("needs", ())),
-                        tuple(b.get("selftests", ())))
+                        tuple(b.get("selftests", ())), tuple(b.get("cases", ())),
+                        b.get("emulator", ""))
             if boot.kernel not in KERNELS:
                 raise TableError(f"boot {name}: kernel must be one of {', '.join(KERNELS)}")
             if boot.profile not in profiles:
@@ -90,6 +97,10 @@ class Table:
                 for s in getattr(boot, key):
                     if s not in BUILD_STAGES:
                         raise TableError(f"boot {name}: {key}: '{s}' is no build-machine stage")
+            if boot.emulator not in ("", "debian", "kvmai"):
+                raise TableError(f"boot {name}: emulator must be \"debian\" or \"kvmai\"")
+            if boot.cases and not boot.selftests:
+                raise TableError(f"boot {name}: cases: of which selftests? (selftests)")
             if name in BUILD_STAGES:
                 raise TableError(f"boot {name}: the name of a build-machine stage")
             self.boots[name] = boot
@@ -165,7 +176,7 @@ class Table:
         if boot.selftests:
             return []
         return [t for b in self.boots.values() if b is not boot and b.kernel == boot.kernel
-                and b.profile == boot.profile for t in b.selftests]
+                and b.profile == boot.profile and not b.cases for t in b.selftests]
 
     def of(self, where):
         """The selftests (names or patterns) that run @where."""
@@ -211,10 +222,12 @@ def main():
                       f"{'beside ' + '+'.join(b.beside) + ' ' if b.beside else ''}"
                       f"{'starts ' + '+'.join(b.start) + ' ' if b.start else ''}"
                       f"{'needs ' + '+'.join(b.needs) + ' ' if b.needs else ''}"
-                      f"{'cpu ' + b.cpu if b.cpu else ''}")
+                      f"{'cpu ' + b.cpu + ' ' if b.cpu else ''}"
+                      f"{'emulator ' + b.emulator if b.emulator else ''}")
                 left_out = table.left_out(b.name)
                 tests = b.selftests or [t for t in table.of(b.profile) if t not in left_out]
-                print(f"{'':15} {' '.join(tests)} kernel_health")
+                print(f"{'':15} {' '.join(tests)}"
+                      f"{' (' + ', '.join(b.cases) + ')' if b.cases else ''} kernel_health")
         else:
             print(__doc__.strip(), file=sys.stderr)
             return 2

@@ -174,7 +174,7 @@ def stage_spec(tally, args):
 QEMU_CRASHED = 3    # vmhost.py's exit code when the emulator dies by a signal
 KTAP_RE = re.compile(r"^(not ok|ok) \d+ (\S+)(.*)$")
 # A skip for what the running kernel has or lacks, not for missing hardware.
-KERNEL_SKIP_RE = re.compile(r"# SKIP (kernel|KVM) ")
+KERNEL_SKIP_RE = re.compile(r"# SKIP (kernel|KVM|emulator) ")
 
 
 # Why a case failed, from the '# ' lines it printed, in this order: the
@@ -397,6 +397,10 @@ def stage_boot(tally, args, stage):
     cmd += ["--payload", str(payload)]
     if boot.cpu:
         cmd += ["--cpu", boot.cpu]
+    if boot.emulator:
+        cmd += ["--emulator", boot.emulator]
+    if boot.cases and not args.selftests:
+        cmd += ["--append", f"kvmai.only-cases={'+'.join(boot.cases)}"]
     if args.selftests:
         cmd += ["--append", f"kvmai.selftests={args.selftests}"]
     elif boot.selftests:
@@ -580,7 +584,7 @@ def main():
         tally.save(args.tally_out)
         return 0
     for line in tally.settle_kernel_skips():
-        print(f"check: ran on one kernel only: {line}")
+        print(f"check: ran on some boots only: {line}")
     for f in tally.failures:
         print(f"FAIL {f}")
     for r in tally.retries:

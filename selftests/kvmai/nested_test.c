@@ -318,9 +318,8 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
  * is shown the model's devices under a device ID no virtio driver takes
  * (vfio-pci's x-pci-device-id): the test's adaptation of the model, not
  * part of the plan.  The emulated host must run on kvm-ai's QEMU
- * (vmhost.py --emulator kvmai), whose TCG fix OVMF in L2 needs; not yet in
- * make check, where that QEMU still crashes early in about one boot in
- * five (emulated-host.rst).
+ * (vmhost.py --emulator kvmai), whose TCG fix OVMF in L2 needs: make
+ * check's nested-uefi boot runs this case there (boots.toml).
  */
 TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa_under_uefi, 400)
 {
@@ -329,7 +328,7 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa_under_uefi, 400)
 	if (access(KT_OVMF, F_OK))
 		SKIP(return, "no OVMF in this host (" KT_OVMF ")");
 	if (!emulated_by_kvmai())
-		SKIP(return, "the emulated host runs Debian's QEMU, which an OVMF L2 aborts");
+		SKIP(return, "emulator is Debian's QEMU, which OVMF in L2 aborts (nested-uefi)");
 	boot_planned_guest(_metadata, PLAN_WORDS_UEFI,
 			   "-global vfio-pci.x-pci-device-id=" NOT_VIRTIO_ID);
 }

@@ -618,7 +618,7 @@ def boot(args):
 
     append = f"{topo.machine['cmdline']} kvmai.scenario={args.scenario}"
     if args.append:
-        append += " " + args.append
+        append += " " + " ".join(args.append)
     cmd = [*emulator(topo.machine), *qargs, "-kernel", str(kernel.image), "-initrd", str(initrd),
            "-append", append, "-serial", f"file:{console}", "-serial", f"file:{results}"]
     (work / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
@@ -724,7 +724,8 @@ def main():
     ap.add_argument("--workdir", default=TOP / "build/vm")
     ap.add_argument("--scenario", default="shell",
                     help="script in scenarios/ the guest runs (kvmai.scenario=)")
-    ap.add_argument("--append", help="extra kernel command line")
+    ap.add_argument("--append", action="append", default=[],
+                    help="extra kernel command line (each one given is added)")
     ap.add_argument("--timeout", type=int, help="seconds (default: from the topology)")
     ap.add_argument("--tcg-thread", choices=("single", "multi"),
                     help="TCG threading (default: the topology's tcg_thread)")

@@ -259,6 +259,18 @@ p2p_test = "plain"
 nested_test = "nested"
 """
 
+NESTED_UEFI = """
+[boot.nested]
+kernel = "6.12"
+profile = "nested"
+[boot.nested-uefi]
+kernel = "6.12"
+profile = "nested"
+emulator = "kvmai"
+selftests = ["nested_test"]
+cases = ["under_uefi", "other"]
+"""
+
 
 class Emulator(unittest.TestCase):
     """[machine] emulator: the QEMU the emulated host runs on."""
@@ -332,7 +344,8 @@ class Boots(unittest.TestCase):
             self.table(BOOTS.replace('selftests = ["p2p_test"]',
                                      'selftests = ["p2p_test"]\nstart = ["deb"]'))
 
-    def test_boot_stage_names_its_selftests_on_the_guest_command_line(self):
+    def boot_commands(self, table, stages):
+        """The vmhost.py command lines check.py's boot stages @stages run."""
         calls = []
 
         class Done(Exception):
@@ -341,7 +354,7 @@ class Boots(unittest.TestCase):
         def popen(cmd, **kw):
             calls.append(cmd)
             raise Done
-        saved, check.TABLE = check.TABLE, self.table(BOOTS)
+        saved, check.TABLE = check.TABLE, table
         saved_popen, check.subprocess.Popen = check.subprocess.Popen, popen
         saved_run, check.subprocess.run = check.subprocess.run, \
             lambda *a, **kw: subprocess.CompletedProcess(a, 0, stdout="/k\n")
@@ -352,16 +365,34 @@ class Boots(unittest.TestCase):
         for payload in ("vm-payload", "vm-payload-kernel"):
             (check.TOP / "build" / payload).mkdir(parents=True)
         try:
-            for stage in ("vm-kernel", "vm-kernel-dev", "vm"):
+            for stage in stages:
                 with self.assertRaises(Done):
                     check.stage_boot(check.Tally(), args, stage)
         finally:
             check.TABLE, check.subprocess.Popen = saved, saved_popen
             check.subprocess.run, check.TOP = saved_run, saved_top
             tmp.cleanup()
+        return calls
+
+    def test_boot_stage_names_its_selftests_on_the_guest_command_line(self):
+        calls = self.boot_commands(self.table(BOOTS), ("vm-kernel", "vm-kernel-dev", "vm"))
         appended = [c[c.index("--append") + 1] if "--append" in c else None for c in calls]
         self.assertEqual(["kvmai.except=p2p_test", "kvmai.selftests=p2p_test,kernel_health",
                           None], appended)
+
+    def test_boot_of_cases_runs_them_alone_on_its_emulator(self):
+        table = self.table(BOOTS + NESTED_UEFI)
+        # The nested boot runs nested_test whole: the other takes a case.
+        self.assertEqual([], table.left_out("nested"))
+        (cmd,) = self.boot_commands(table, ("nested-uefi",))
+        appended = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--append"]
+        self.assertCountEqual(["kvmai.selftests=nested_test,kernel_health",
+                               "kvmai.only-cases=under_uefi+other"], appended)
+        self.assertEqual("kvmai", cmd[cmd.index("--emulator") + 1])
+
+    def test_cases_need_selftests(self):
+        with self.assertRaisesRegex(boots.TableError, "cases: of which selftests"):
+            self.table(BOOTS + NESTED_UEFI.replace('selftests = ["nested_test"]\n', ""))
 
 
 # A VMM that resets silently on its first boot (TCG's nested SVM), then

@@ -15,14 +15,21 @@
 # to).  Exits non-zero if any binary did.  kvmai.selftests=a,b on the kernel
 # command line runs those instead, whatever their profile; kernel_health
 # then only runs if it is named.  kvmai.except=a,b leaves those of the
-# profile's out (another boot runs them).
+# profile's out (another boot runs them).  kvmai.only-cases=c+d runs only
+# those cases of each binary (the harness's -t).
 
 only=
 except=
+cases=
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	kvmai.selftests=*) only=$(echo "${arg#kvmai.selftests=}" | tr , ' ') ;;
 	kvmai.except=*) except=$(echo "${arg#kvmai.except=}" | tr , ' ') ;;
+	kvmai.only-cases=*)
+		for c in $(echo "${arg#kvmai.only-cases=}" | tr + ' '); do
+			cases="$cases -t $c"
+		done
+		;;
 	esac
 done
 profile=$(cat /etc/kvmai/profile)
@@ -58,7 +65,8 @@ for t in /kvmai/selftests/*; do
 	done
 	echo "# kvmai-selftest: $name"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	"$t"
+	# shellcheck disable=SC2086 # a list of options
+	"$t" $cases
 	r=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	for m in $loaded; do
