@@ -14,9 +14,10 @@ int kt_l2_parse_probe(char *out, struct kt_l2_dev *devs, int max)
 	for (line = strtok_r(out, "\n", &save); line && n < max;
 	     line = strtok_r(NULL, "\n", &save)) {
 		devs[n].link[0] = 0;
+		devs[n].bars[0] = 0;
 		if (!strncmp(line, "0000:", 5) &&
-		    sscanf(line, "%15s %15s %d %255s %39s", devs[n].bdf, devs[n].id, &devs[n].numa,
-			   devs[n].path, devs[n].link) >= 4)
+		    sscanf(line, "%15s %15s %d %255s %39s %95s", devs[n].bdf, devs[n].id,
+			   &devs[n].numa, devs[n].path, devs[n].link, devs[n].bars) >= 4)
 			n++;
 	}
 	return n;
@@ -49,6 +50,64 @@ void kt_sysfs_link(const char *bdf, char *buf, size_t len)
 		snprintf(buf, len, "%s,x%s", speed, width);
 	else
 		snprintf(buf, len, "-");
+}
+
+void kt_sysfs_bars(const char *bdf, char *buf, size_t len)
+{
+	unsigned long long start, end, flags;
+	char path[128];
+	size_t o = 0;
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
+	f = fopen(path, "r");
+	/* BARs 0-5; 0x200 is IORESOURCE_MEM. */
+	for (int i = 0; f && i < 6 && o < len; i++) {
+		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
+			break;
+		if (start && (flags & 0x200))
+			o += snprintf(buf + o, len - o, "%s%d:%llx", o ? "," : "", i,
+				      end - start + 1);
+	}
+	if (f)
+		fclose(f);
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+static int cmp_bars(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int kt_same_bars(const char *const hbdf[], const char busid[][16], int n,
+		 const struct kt_l2_dev *devs, int nd, char *why, size_t len)
+{
+	char host[16][96], l2[16][96];
+
+	if (n > 16)
+		n = 16;
+	for (int i = 0; i < n; i++) {
+		kt_sysfs_bars(hbdf[i], host[i], sizeof(host[i]));
+		snprintf(l2[i], sizeof(l2[i]), "%s not probed", busid[i]);
+		for (int j = 0; j < nd; j++) {
+			const char *bars = devs[j].bars[0] ? devs[j].bars : "?";
+
+			if (!strcmp(devs[j].bdf, busid[i]))
+				snprintf(l2[i], sizeof(l2[i]), "%s", bars);
+		}
+	}
+	qsort(host, n, sizeof(host[0]), cmp_bars);
+	qsort(l2, n, sizeof(l2[0]), cmp_bars);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(host[i], l2[i])) {
+			snprintf(why, len, "memory BARs on the host: %s; in L2: %s",
+				 host[i], l2[i]);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int kt_same_port_links(const char hport[][16], const char gport[][16], int n,

@@ -17,6 +17,7 @@ struct kt_l2_dev {
 	int numa;
 	char path[256];	/* below /sys/devices */
 	char link[40];	/* max link, "32.0GT/sPCIe,x16"; "-" without one */
+	char bars[96];	/* assigned memory BARs, "0:1000,4:800000000"; "-" for none */
 };
 
 /* The probe lines of @out into @devs (@out is cut up); returns how many. */
@@ -24,6 +25,9 @@ int kt_l2_parse_probe(char *out, struct kt_l2_dev *devs, int max);
 
 /* The maximum link of @bdf in this machine's sysfs, as probe.sh writes it. */
 void kt_sysfs_link(const char *bdf, char *buf, size_t len);
+
+/* The assigned memory BARs of @bdf in this machine's sysfs, as probe.sh writes them. */
+void kt_sysfs_bars(const char *bdf, char *buf, size_t len);
 
 /*
  * Whether the port above each of @n devices shows in L2 the link its port
@@ -33,6 +37,16 @@ void kt_sysfs_link(const char *bdf, char *buf, size_t len);
  */
 int kt_same_port_links(const char hport[][16], const char gport[][16], int n,
 		       const struct kt_l2_dev *devs, int nd, char *why, size_t len);
+
+/*
+ * Whether the devices at the @n bus ids @busid of L2 (@devs, its probe
+ * lines) have the assigned memory BARs of the @n devices at @hbdf on this
+ * host, compared as sets: the firmware or L2's kernel gave every BAR an
+ * address, at the host's size.  0 if so; else -1, with the first that
+ * differs in @why.
+ */
+int kt_same_bars(const char *const hbdf[], const char busid[][16], int n,
+		 const struct kt_l2_dev *devs, int nd, char *why, size_t len);
 
 /* In `kvmaictl -j topo` output: the bus id of the bridge right above @name, "" if absent. */
 void kt_topo_port(const char *json, const char *name, char *bdf);
