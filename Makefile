@@ -155,7 +155,7 @@ check-kernel: vm-payload-kernel
 # (selftests/boots.toml: the patched kernel's L2 guests fault under TCG).
 check-nested: vm-payload
 	-@$(MAKE) --no-print-directory kernel vm-payload-kernel qemu
-	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages nested,nested-kernel $(if $(V),-v)
+	$(PYTHON) selftests/check.py --ksrc $(KSRC) --stages nested,nested-uefi,nested-kernel $(if $(V),-v)
 
 # libvirtd in the emulated host running kvm-ai's hook (part of make check).
 check-libvirt: vm-payload

@@ -325,8 +325,8 @@ TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa, 400)
  * is shown the model's devices under a device ID no virtio driver takes
  * (vfio-pci's x-pci-device-id): the test's adaptation of the model, not
  * part of the plan.  The emulated host must run on kvm-ai's QEMU
- * (vmhost.py --emulator kvmai), whose TCG fix OVMF in L2 needs: make
- * check's nested-uefi boot runs this case there (boots.toml).
+ * (vmhost.py --emulator kvmai), whose TCG fix OVMF in L2 needs: the
+ * nested-uefi boot runs this case there (boots.toml, make check-nested).
  */
 TEST_F_TIMEOUT(l2, planned_guest_keeps_paths_and_numa_under_uefi, 400)
 {
