@@ -87,6 +87,13 @@ class Silence(unittest.TestCase):
     def test_kernel_messages_are_heard(self):
         self.assertNotEqual(vmhost.console_news(OOPS), vmhost.console_news(TRIPLE_FAULT))
 
+KHUGEPAGED_SPINNING = """\
+[  209.452353] watchdog: BUG: soft lockup - CPU#1 stuck for 27s! [khugepaged:45]
+[  237.452062] watchdog: BUG: soft lockup - CPU#1 stuck for 53s! [khugepaged:45]
+[  265.452078] watchdog: BUG: soft lockup - CPU#1 stuck for 79s! [khugepaged:45]
+[  293.452049] watchdog: BUG: soft lockup - CPU#1 stuck for 105s! [khugepaged:45]
+"""
+
 
 class StuckInL2(unittest.TestCase):
     """Hung tasks while the host runs guests of its own: a vCPU stuck in
@@ -100,6 +107,16 @@ class StuckInL2(unittest.TestCase):
 
     def test_l2_outliving_sigkill_is_the_emulators(self):
         self.assertTrue(vmhost.stuck_in_l2(L2_OUTLIVED, True))
+
+    def test_task_spinning_for_a_stuck_vcpu_is_the_emulators(self):
+        # The libvirt profile's boot that went on until timeout_s.
+        self.assertTrue(vmhost.stuck_in_l2(KHUGEPAGED_SPINNING, True))
+
+    def test_short_soft_lockup_is_not_yet(self):
+        self.assertFalse(vmhost.stuck_in_l2(KHUGEPAGED_SPINNING.splitlines()[0], True))
+
+    def test_spinning_task_elsewhere_is_ours(self):
+        self.assertFalse(vmhost.stuck_in_l2(KHUGEPAGED_SPINNING, False))
 
     def test_l2_heartbeat_is_not_a_stall(self):
         self.assertFalse(vmhost.stuck_in_l2(L2_RUNNING, True))
