@@ -81,7 +81,7 @@ static int cmp_bars(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-int kt_same_bars(const char *const hbdf[], const char busid[][16], int n,
+int kt_same_bars(const char *const hbdf[], const struct kt_nccl_leaf *leaves, int n,
 		 const struct kt_l2_dev *devs, int nd, char *why, size_t len)
 {
 	char host[16][96], l2[16][96];
@@ -90,13 +90,11 @@ int kt_same_bars(const char *const hbdf[], const char busid[][16], int n,
 		n = 16;
 	for (int i = 0; i < n; i++) {
 		kt_sysfs_bars(hbdf[i], host[i], sizeof(host[i]));
-		snprintf(l2[i], sizeof(l2[i]), "%s not probed", busid[i]);
-		for (int j = 0; j < nd; j++) {
-			const char *bars = devs[j].bars[0] ? devs[j].bars : "?";
-
-			if (!strcmp(devs[j].bdf, busid[i]))
-				snprintf(l2[i], sizeof(l2[i]), "%s", bars);
-		}
+		snprintf(l2[i], sizeof(l2[i]), "%s not probed", leaves[i].busid);
+		for (int j = 0; j < nd; j++)
+			if (!strcmp(devs[j].bdf, leaves[i].busid))
+				snprintf(l2[i], sizeof(l2[i]), "%s",
+					 devs[j].bars[0] ? devs[j].bars : "?");
 	}
 	qsort(host, n, sizeof(host[0]), cmp_bars);
 	qsort(l2, n, sizeof(l2[0]), cmp_bars);

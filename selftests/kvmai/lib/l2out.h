@@ -38,16 +38,6 @@ void kt_sysfs_bars(const char *bdf, char *buf, size_t len);
 int kt_same_port_links(const char hport[][16], const char gport[][16], int n,
 		       const struct kt_l2_dev *devs, int nd, char *why, size_t len);
 
-/*
- * Whether the devices at the @n bus ids @busid of L2 (@devs, its probe
- * lines) have the assigned memory BARs of the @n devices at @hbdf on this
- * host, compared as sets: the firmware or L2's kernel gave every BAR an
- * address, at the host's size.  0 if so; else -1, with the first that
- * differs in @why.
- */
-int kt_same_bars(const char *const hbdf[], const char busid[][16], int n,
-		 const struct kt_l2_dev *devs, int nd, char *why, size_t len);
-
 /* In `kvmaictl -j topo` output: the bus id of the bridge right above @name, "" if absent. */
 void kt_topo_port(const char *json, const char *name, char *bdf);
 
@@ -80,5 +70,15 @@ struct kt_nccl_leaf {
  * (@xml is cut up).  Returns how many, -1 if the nesting is broken.
  */
 int kt_parse_nccl(char *xml, struct kt_nccl_leaf *leaves, int max);
+
+/*
+ * Whether the devices of the @n leaves of L2's NCCL file (@devs, L2's
+ * probe lines) have the assigned memory BARs of the @n devices at @hbdf on
+ * this host, compared as sets: the firmware or L2's kernel gave every BAR
+ * an address, at the host's size.  0 if so; else -1, with the first that
+ * differs in @why.
+ */
+int kt_same_bars(const char *const hbdf[], const struct kt_nccl_leaf *leaves, int n,
+		 const struct kt_l2_dev *devs, int nd, char *why, size_t len);
 
 #endif /* KT_L2OUT_H */
