@@ -3,6 +3,9 @@
 #include <iomanip>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace kvmai::kvmaistat {
 namespace {
@@ -21,6 +24,20 @@ void put(Json& object, const char* key, const std::optional<double>& value) {
   if (value) {
     object[key] = *value;
   }
+}
+
+// What traffic a counter of each kind can see, from where it counts
+// (counters.rst, "Which traffic each counter sees"): a PCIe stack's
+// counters sit in the root complex, so a transfer between two devices that
+// a PCIe switch below it turns around (a kvm-ai P2P group, ACS redirect
+// off) never passes them; memory channels see no peer-to-peer transfer at
+// all.  Said in every object, so that an agent reading one line alone
+// cannot take a quiet stack for an idle GPU.
+Json traffic(std::vector<std::string> sees, std::vector<std::string> misses) {
+  Json j;
+  j["sees"] = std::move(sees);
+  j["misses"] = std::move(misses);
+  return j;
 }
 
 const char* clock_name(ClockSource c) {
@@ -66,6 +83,7 @@ Json rates_json(std::string_view bdf, std::string_view unit, const Rates& rates)
     o["stack"] = p.stack;
     put(o, "in_gbps", p.in_gbps);
     put(o, "out_gbps", p.out_gbps);
+    o["traffic"] = traffic({"dma", "peer-through-root-complex"}, {"peer-in-switch"});
     j["pcie"].push_back(std::move(o));
   }
   j["mem"] = Json::array();
@@ -74,6 +92,7 @@ Json rates_json(std::string_view bdf, std::string_view unit, const Rates& rates)
     o["channel"] = m.channel;
     put(o, "read_gbps", m.read_gbps);
     put(o, "write_gbps", m.write_gbps);
+    o["traffic"] = traffic({"cpu", "dma"}, {"peer"});
     j["mem"].push_back(std::move(o));
   }
   return j;

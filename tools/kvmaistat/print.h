@@ -16,7 +16,9 @@ namespace kvmai::kvmaistat {
 void print_text(std::ostream& out, std::string_view bdf, std::string_view unit, const Rates& rates);
 
 // {"device", "unit", "time", "interval_s", "clock", "pcie": [...], "mem": [...]};
-// a direction the device does not count has no key.
+// a direction the device does not count has no key.  Each stack and
+// channel says in "traffic" which transfers it counts ("sees") and which
+// pass it by ("misses").
 Json rates_json(std::string_view bdf, std::string_view unit, const Rates& rates);
 
 // {"device", "unit", "state": "revoked"}

@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
 
 namespace kvmai::kvmaistat {
 namespace {
+
+const std::string kPcieTraffic =
+    R"("traffic":{"sees":["dma","peer-through-root-complex"],"misses":["peer-in-switch"]})";
+const std::string kMemTraffic = R"("traffic":{"sees":["cpu","dma"],"misses":["peer"]})";
 
 Rates sample_rates() {
   Rates r;
@@ -44,9 +49,25 @@ TEST(Json, KeysInOrderAndDirectionsOmitted) {
   const Json j = rates_json("0000:01:00.0", "mock_bw", sample_rates());
   EXPECT_EQ(j.dump(),
             R"({"device":"0000:01:00.0","unit":"mock_bw","time":1700000000.5,"interval_s":1.0,)"
-            R"("clock":"device","pcie":[{"stack":0,"in_gbps":2.0,"out_gbps":1.0},)"
-            R"({"stack":1,"out_gbps":0.0004}],"mem":[{"channel":0,"read_gbps":4.0,)"
-            R"("write_gbps":2.0},{"channel":5,"read_gbps":1.5}]})");
+            R"("clock":"device","pcie":[{"stack":0,"in_gbps":2.0,"out_gbps":1.0,)" +
+                kPcieTraffic + R"(},{"stack":1,"out_gbps":0.0004,)" + kPcieTraffic +
+                R"(}],"mem":[{"channel":0,"read_gbps":4.0,"write_gbps":2.0,)" + kMemTraffic +
+                R"(},{"channel":5,"read_gbps":1.5,)" + kMemTraffic + "}]}");
+}
+
+// A stack's counters sit in the root complex: a peer transfer that a
+// switch below it turns around never passes them; memory sees no peer
+// transfer at all.
+TEST(Json, EachStackAndChannelSaysWhatItSees) {
+  const Json j = rates_json("0000:01:00.0", "mock_bw", sample_rates());
+  for (const auto& p : j["pcie"]) {
+    EXPECT_EQ(p["traffic"]["misses"], Json::array({"peer-in-switch"}));
+    EXPECT_EQ(p["traffic"]["sees"], Json::array({"dma", "peer-through-root-complex"}));
+  }
+  for (const auto& m : j["mem"]) {
+    EXPECT_EQ(m["traffic"]["sees"], Json::array({"cpu", "dma"}));
+    EXPECT_EQ(m["traffic"]["misses"], Json::array({"peer"}));
+  }
 }
 
 TEST(Json, EmptyListsStayArrays) {

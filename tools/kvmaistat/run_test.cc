@@ -87,9 +87,13 @@ TEST(Run, JsonLinesPerDevicePerSample) {
     EXPECT_GT(j["interval_s"].get<double>(), 0.0);
     EXPECT_LE(j["interval_s"].get<double>(), ran.count());
     EXPECT_EQ(j["clock"], "monotonic");
-    EXPECT_EQ(j["pcie"], nlohmann::json::parse(R"([{"stack":0,"in_gbps":0.0,"out_gbps":0.0}])"));
-    EXPECT_EQ(j["mem"],
-              nlohmann::json::parse(R"([{"channel":0,"read_gbps":0.0,"write_gbps":0.0}])"));
+    EXPECT_EQ(j["pcie"], nlohmann::json::parse(R"([{"stack":0,"in_gbps":0.0,"out_gbps":0.0,)"
+                                               R"("traffic":{"sees":["dma",)"
+                                               R"("peer-through-root-complex"],)"
+                                               R"("misses":["peer-in-switch"]}}])"));
+    EXPECT_EQ(j["mem"], nlohmann::json::parse(R"([{"channel":0,"read_gbps":0.0,"write_gbps":0.0,)"
+                                              R"("traffic":{"sees":["cpu","dma"],)"
+                                              R"("misses":["peer"]}}])"));
   }
 }
 
