@@ -443,7 +443,8 @@ def build_l2(kernel, base, cfg, kvmai_qemu=None):
     firmware it loads, Debian's OVMF where plans for UEFI guests name it,
     and the kernel and base initramfs L2 boots, the same as
     the emulated host's, so that an L2 guest runs the same /init (guest/l2-run
-    adds the run's payload).  With kvmai_qemu, also that QEMU (kvm-ai's
+    adds the run's payload); the kernel may be another (--l2-kernel-dir),
+    which boots without modules: L2's /init loads none.  With kvmai_qemu, also that QEMU (kvm-ai's
     patches) as /usr/libexec/kvmai/qemu-system-x86_64, for the tests that
     need it.  L2 also gets Debian's perf (linux-perf), in an initramfs part
     of its own that only L2 loads (l2-run), for the uncore PMU tests."""
@@ -616,7 +617,8 @@ def boot(args):
                         for k in ("memory_mib", "cpus", "numa_nodes", "timeout_s")))
             cpio_gz(Path(tmp), l2)
         qemu = kvmai_qemu() if "kvmai-qemu" in parts else None
-        images += [build_l2(kernel, base, cfg, qemu), l2]
+        l2_kernel = Kernel(args.l2_kernel_dir) if args.l2_kernel_dir else kernel
+        images += [build_l2(l2_kernel, base, cfg, qemu), l2]
     if "libvirt" in parts:
         images.append(build_libvirt(topo.cfg["l2"]))
     initrd = work / "initrd.img"
@@ -730,6 +732,9 @@ def main():
     ap.add_argument("--topology", default=HERE / "aihost.toml")
     ap.add_argument("--kernel-dir", default=CACHE / "linux-6.12",
                     help="tree with boot/vmlinuz-VER and lib/modules/VER")
+    ap.add_argument("--l2-kernel-dir",
+                    help="the kernel L2 guests boot, as --kernel-dir (default: the emulated "
+                    "host's): to tell which of two kernels a fault of L2's follows")
     ap.add_argument("--payload", help="directory copied to /kvmai in the guest")
     ap.add_argument("--workdir", default=TOP / "build/vm")
     ap.add_argument("--scenario", default="shell",

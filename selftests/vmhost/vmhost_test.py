@@ -509,9 +509,77 @@ class L2Retry(unittest.TestCase):
         self.assertIn("its units are reserved for pid", r.stderr)
 
 
+# l2-run as l2-soak.sh sees it: boot N ($SIM/n counts them) leaves line N
+# of $SIM/consoles as L2's console ("-" for none) and exits with word N of
+# $EXITS; a boot after a silent reset says so on stderr, as l2-run does.
+FAKE_L2_RUN = r"""#!/bin/sh
+while getopts s:a:w: opt; do
+	case $opt in w) w=$OPTARG ;; *) ;; esac
+done
+n=$(($(cat "$SIM/n" 2>/dev/null || echo 0) + 1))
+echo $n >"$SIM/n"
+mkdir -p "$w"
+line=$(sed -n "${n}p" "$SIM/consoles")
+[ "$line" = - ] || printf '%s\n' "$line" >"$w/console.log"
+case $line in *reset*) echo "l2-run: L2 reset before it reported (boot 1, empty console);" \
+	"booting it again" >&2 ;; esac
+rc=$(echo $EXITS | cut -d' ' -f$n)
+[ "$rc" != 0 ] || echo "churn 0: 3 rounds in 1s"
+exit "$rc"
+"""
+
+
+class L2Soak(unittest.TestCase):
+    """scenarios/l2-soak.sh names how each L2 boot ended, from l2-run's
+    exit status and L2's console."""
+
+    def soak(self, consoles, exits):
+        script = SRC.parent / "scenarios/l2-soak.sh"
+        with tempfile.TemporaryDirectory() as sim:
+            d = Path(sim)
+            (d / "bin").mkdir()
+            (d / "bin/l2-run").write_text(FAKE_L2_RUN)
+            (d / "bin/l2-run").chmod(0o755)
+            (d / "cmdline").write_text(f"quiet kvmai.soak={len(consoles)} kvmai.churn=1 "
+                                       "kvmai.soak-l2=no-kvmapf,nokaslr\n")
+            (d / "consoles").write_text("".join(f"{c}\n" for c in consoles))
+            text = script.read_text()
+            for old, new in (("</proc/cmdline", f"<{d}/cmdline"), ("/tmp/soak", f"{d}/soak")):
+                self.assertIn(old, text)
+                text = text.replace(old, new)
+            (d / "l2-soak").write_text(text)
+            return subprocess.run(["sh", str(d / "l2-soak")], capture_output=True, text=True,
+                                  env={**os.environ, "SIM": sim, "EXITS": " ".join(exits),
+                                       "PATH": f"{d}/bin:{os.environ['PATH']}"})
+
+    def test_each_end_is_named(self):
+        r = self.soak(["[ 1.0] Linux version 7.3.4",
+                       "[ 9.1] traps: PANIC: double fault, error_code: 0x0",
+                       "[ 5.0] BUG: kernel NULL pointer dereference, address: 0",
+                       "-",
+                       "l2 said: reset then booted fine"],
+                      ["0", "3", "3", "3", "0"])
+        self.assertEqual(0, r.returncode, r.stderr)
+        lines = [l for l in r.stdout.splitlines() if "console:" not in l]
+        self.assertIn("L2 args 'no-kvmapf nokaslr'", lines[0])
+        for i, what in enumerate(("ok", "double fault", "died", "no report", "ok"), 1):
+            self.assertRegex(lines[i], rf"^l2-soak: boot {i}: {what} after \d+s, l2-run exit")
+        self.assertIn("double fault, error_code", lines[2])
+        self.assertIn("1 silent resets", lines[5])
+        self.assertEqual("l2-soak: 5 boots: ok 2, double fault 1, died 1, no report 1; "
+                         "silent resets 1", lines[6])
+        # The console of every boot that did not end well, and no other.
+        self.assertIn("l2-soak: boot 3 console: [ 5.0] BUG:", r.stdout)
+        self.assertNotIn("boot 1 console", r.stdout)
+
+    def test_nothing_booted_is_a_failure(self):
+        r = self.soak(["-", "-"], ["3", "3"])
+        self.assertEqual(1, r.returncode, r.stdout)
+
+
 def main():
     tests = [t for case in (EmulatorFailure, Emulator, Silence, StuckInL2, Summary, Boots,
-                                     L2Retry)
+                                     L2Retry, L2Soak)
              for t in unittest.defaultTestLoader.loadTestsFromTestCase(case)]
     print("TAP version 13")
     print(f"1..{len(tests)}")

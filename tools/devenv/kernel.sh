@@ -13,6 +13,10 @@
 #                     series is not rebuilt
 #   kernel.sh config  only apply the series and configure the build tree
 #   kernel.sh dir     print that install directory (empty if not built)
+#   kernel.sh base    build the base without the series, with the same
+#                     config less the series' own options, and print where
+#                     it is installed: to tell a fault of the series from
+#                     one of its base (emulated-host.rst)
 #
 # Everything lives in $KVMAI_CACHE: a git repository of the base
 # (linux-7-git), one tree with the series applied, and its build output.
@@ -289,10 +293,59 @@ cmd_build() {
 	log "installed $kver in $dest after $((SECONDS - t0))s"
 }
 
+# Options that only the series defines: Kconfig would drop them from the
+# base's config, and configure() would rightly refuse that.
+series_only_options() {
+	patch_files | xargs -r grep -h '^+config ' | sed 's/^+config /CONFIG_/'
+}
+
+cmd_base() {
+	ensure_repo
+	# configure() and the make below build what $repo names: here, a work
+	# tree of the base beside the series' (bash's locals reach the
+	# functions this one calls).
+	local repo=$CACHE/linux-7-base bout=$CACHE/kernel-build-base
+	local dest=$CACHE/kernel-base frag stamp kver st t0=$SECONDS
+	frag=$(mktemp)
+	grep -v -F -f <(series_only_options | sed 's/$/=/') "$fragment" >"$frag"
+	echo 'CONFIG_LOCALVERSION="-base"' >>"$frag"
+	stamp=$({ echo "$base_ver"; cat "$frag"; } | sha256sum | cut -c1-16)
+	if [ "$(cat "$dest/.complete" 2>/dev/null)" = "$stamp" ]; then
+		rm -f "$frag"
+		echo "$dest"
+		return
+	fi
+	if [ "$(git -C "$repo" rev-parse -q --verify HEAD 2>/dev/null)" != \
+		"$(git -C "$CACHE/linux-7-git" rev-parse "v$base_ver^{commit}")" ]; then
+		rm -rf "$repo"
+		git -C "$CACHE/linux-7-git" worktree prune
+		git -C "$CACHE/linux-7-git" worktree add -q --detach "$repo" "v$base_ver"
+	fi
+	configure "$bout" "$frag"
+	rm -f "$frag"
+	log "building $base_ver without the series in $bout (-j$JOBS)" >&2
+	set +o pipefail
+	make -C "$repo" O="$bout" -j"$JOBS" bzImage modules 2>&1 |
+		{ grep -E "error|Error [0-9]|Killed|warning:" >&2 || true; }
+	st=${PIPESTATUS[0]}
+	set -o pipefail
+	[ "$st" -eq 0 ] || die "base build failed (make exit $st)"
+	kver=$(make -s -C "$repo" O="$bout" kernelrelease)
+	rm -rf "$dest"
+	mkdir -p "$dest/boot"
+	cp "$bout/arch/x86/boot/bzImage" "$dest/boot/vmlinuz-$kver"
+	cp "$bout/.config" "$dest/boot/config-$kver"
+	make -s -C "$repo" O="$bout" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
+	echo "$stamp" >"$dest/.complete"
+	log "installed $kver in $dest after $((SECONDS - t0))s" >&2
+	echo "$dest"
+}
+
 case ${1:-} in
+base) cmd_base ;;
 config) apply_series && configure ;;
 check) cmd_check ;;
 build) cmd_build ;;
 dir) d=$(install_dir); [ -f "$d/.complete" ] && echo "$d" || true ;;
-*) die "usage: kernel.sh check|build|config|dir" ;;
+*) die "usage: kernel.sh check|build|config|dir|base" ;;
 esac
