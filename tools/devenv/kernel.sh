@@ -250,6 +250,30 @@ install_dir() {
 	echo "$CACHE/kernel/$(key)"
 }
 
+# Build tree $1 (bzImage and modules) from $repo and install the kernel,
+# its config and its modules in $2, anew; sets kver, the kernel release.
+build_install() {
+	local dir=$1 dest=$2 st
+	# make's own "*** [...] Error N" lines and "Killed" too: a failed
+	# build must say where it stopped.  Without pipefail here, so that
+	# make's status reaches the check below (set -e would end the script
+	# silently on a failed make, or on a grep that matched nothing in an
+	# up-to-date tree).
+	set +o pipefail
+	make -C "$repo" O="$dir" -j"$JOBS" bzImage modules 2>&1 |
+		grep -E "error|Error [0-9]|Killed|warning:|^  (CC|LD|AR|AS)" |
+		awk '/error|Error [0-9]|Killed|warning:/ {print; next} {n++} n % 500 == 0 {print "kernel: " n " steps"}'
+	st=${PIPESTATUS[0]}
+	set -o pipefail
+	[ "$st" -eq 0 ] || die "build failed in $dir (make exit $st)"
+	kver=$(make -s -C "$repo" O="$dir" kernelrelease)
+	rm -rf "$dest"
+	mkdir -p "$dest/boot"
+	cp "$dir/arch/x86/boot/bzImage" "$dest/boot/vmlinuz-$kver"
+	cp "$dir/.config" "$dest/boot/config-$kver"
+	make -s -C "$repo" O="$dir" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
+}
+
 cmd_build() {
 	local dest kver t0=$SECONDS
 	dest=$(install_dir)
@@ -260,25 +284,7 @@ cmd_build() {
 	apply_series
 	configure
 	log "building in $out (-j$JOBS)"
-	# make's own "*** [...] Error N" lines and "Killed" too: a failed
-	# build must say where it stopped.  Without pipefail here, so that
-	# make's status reaches the check below (set -e would end the script
-	# silently on a failed make, or on a grep that matched nothing in an
-	# up-to-date tree).
-	local st
-	set +o pipefail
-	make -C "$repo" O="$out" -j"$JOBS" bzImage modules 2>&1 |
-		grep -E "error|Error [0-9]|Killed|warning:|^  (CC|LD|AR|AS)" |
-		awk '/error|Error [0-9]|Killed|warning:/ {print; next} {n++} n % 500 == 0 {print "kernel: " n " steps"}'
-	st=${PIPESTATUS[0]}
-	set -o pipefail
-	[ "$st" -eq 0 ] || die "build failed (make exit $st)"
-	kver=$(make -s -C "$repo" O="$out" kernelrelease)
-	rm -rf "$dest"
-	mkdir -p "$dest/boot"
-	cp "$out/arch/x86/boot/bzImage" "$dest/boot/vmlinuz-$kver"
-	cp "$out/.config" "$dest/boot/config-$kver"
-	make -s -C "$repo" O="$out" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
+	build_install "$out" "$dest"
 	# kbuild tree for out-of-tree modules (kvmai.ko) against this kernel.
 	ln -sfn "$out" "$dest/build"
 	# The series' KVM selftests; the emulated host runs them beside kvmai's
@@ -305,7 +311,7 @@ cmd_base() {
 	# tree of the base beside the series' (bash's locals reach the
 	# functions this one calls).
 	local repo=$CACHE/linux-7-base bout=$CACHE/kernel-build-base
-	local dest=$CACHE/kernel-base frag stamp kver st t0=$SECONDS
+	local dest=$CACHE/kernel-base frag stamp kver t0=$SECONDS
 	frag=$(mktemp)
 	grep -v -F -f <(series_only_options | sed 's/$/=/') "$fragment" >"$frag"
 	echo 'CONFIG_LOCALVERSION="-base"' >>"$frag"
@@ -324,18 +330,8 @@ cmd_base() {
 	configure "$bout" "$frag"
 	rm -f "$frag"
 	log "building $base_ver without the series in $bout (-j$JOBS)" >&2
-	set +o pipefail
-	make -C "$repo" O="$bout" -j"$JOBS" bzImage modules 2>&1 |
-		{ grep -E "error|Error [0-9]|Killed|warning:" >&2 || true; }
-	st=${PIPESTATUS[0]}
-	set -o pipefail
-	[ "$st" -eq 0 ] || die "base build failed (make exit $st)"
-	kver=$(make -s -C "$repo" O="$bout" kernelrelease)
-	rm -rf "$dest"
-	mkdir -p "$dest/boot"
-	cp "$bout/arch/x86/boot/bzImage" "$dest/boot/vmlinuz-$kver"
-	cp "$bout/.config" "$dest/boot/config-$kver"
-	make -s -C "$repo" O="$bout" INSTALL_MOD_PATH="$dest" modules_install >/dev/null
+	# Its progress on stderr: stdout is for the path.
+	build_install "$bout" "$dest" >&2
 	echo "$stamp" >"$dest/.complete"
 	log "installed $kver in $dest after $((SECONDS - t0))s" >&2
 	echo "$dest"
