@@ -444,8 +444,9 @@ def build_l2(kernel, base, cfg, kvmai_qemu=None):
     and the kernel and base initramfs L2 boots, the same as
     the emulated host's, so that an L2 guest runs the same /init (guest/l2-run
     adds the run's payload); the kernel may be another (--l2-kernel-dir),
-    which boots without modules: L2's /init loads none.  With kvmai_qemu, also that QEMU (kvm-ai's
-    patches) as /usr/libexec/kvmai/qemu-system-x86_64, for the tests that
+    which boots without modules: L2's /init loads none.  With kvmai_qemu,
+    also that QEMU (kvm-ai's patches) as
+    /usr/libexec/kvmai/qemu-system-x86_64, for the tests that
     need it.  L2 also gets Debian's perf (linux-perf), in an initramfs part
     of its own that only L2 loads (l2-run), for the uncore PMU tests."""
     qemu = Path(shutil.which("qemu-system-x86_64") or die("qemu-system-x86_64 not found"))
