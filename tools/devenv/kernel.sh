@@ -307,6 +307,7 @@ series_only_options() {
 
 cmd_base() {
 	ensure_repo
+	local git_dir=$repo
 	# configure() and the make below build what $repo names: here, a work
 	# tree of the base beside the series' (bash's locals reach the
 	# functions this one calls).
@@ -322,10 +323,10 @@ cmd_base() {
 		return
 	fi
 	if [ "$(git -C "$repo" rev-parse -q --verify HEAD 2>/dev/null)" != \
-		"$(git -C "$CACHE/linux-7-git" rev-parse "v$base_ver^{commit}")" ]; then
+		"$(git -C "$git_dir" rev-parse "v$base_ver^{commit}")" ]; then
 		rm -rf "$repo"
-		git -C "$CACHE/linux-7-git" worktree prune
-		git -C "$CACHE/linux-7-git" worktree add -q --detach "$repo" "v$base_ver"
+		git -C "$git_dir" worktree prune
+		git -C "$git_dir" worktree add -q --detach "$repo" "v$base_ver"
 	fi
 	configure "$bout" "$frag"
 	rm -f "$frag"

@@ -3,11 +3,12 @@
 #
 # Emulator diagnostic: boot L2 guests one after another (profile nested),
 # each under load (l2/churn.sh), and say how each ended: "ok", "double
-# fault", "died" (another oops, BUG or panic on L2's console), "reset"
-# (l2-run booted it again after a silent reset: counted, then the boot
-# that followed) or "no report".  Figures, never pass/fail (exit 0 unless
-# nothing could boot): Documentation/dev/emulated-host.rst, "Which kernel
-# the L2 double fault follows".
+# fault", "died" (another oops, BUG or panic on L2's console) or "no
+# report"; l2-run's boots again after a silent reset are counted beside,
+# and the boot that followed decides the ending.  Figures, never
+# pass/fail (exit 0 unless nothing could boot):
+# Documentation/dev/emulated-host.rst, "Which kernel the L2 double fault
+# follows".
 #
 #   kvmai.soak=N            L2 boots (default 6)
 #   kvmai.churn=SECONDS     each L2's load (default 60)
